@@ -1,0 +1,3 @@
+from kernelopt.worker.server import main
+
+main()

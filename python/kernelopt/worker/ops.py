@@ -1,0 +1,2 @@
+"""The worker's op table: name -> function(args dict) -> result dict."""
+TABLE = {}

@@ -1,0 +1,89 @@
+"""JSON-lines server over stdio: the only way the engine talks to PyTorch/Triton.
+
+Protocol (version PROTOCOL_VERSION):
+  request  {"id": int, "op": str, "args": {...}}           one per line on stdin
+  response {"id": int, "ok": true, "result": {...}}          one per line on stdout
+           {"id": int, "ok": false, "error": str, "kind": str}
+The first request is {"op": "hello"}; its result carries "protocol" and the
+worker's pid. Errors are data: an op that raises answers ok=false and the
+worker stays up. Large payloads (tensors, sources) travel as file paths.
+Anything an op prints goes to stderr, so stdout carries protocol lines only.
+"""
+import json
+import os
+import sys
+import traceback
+
+PROTOCOL_VERSION = 1
+
+
+def _op_hello(args):
+    return {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": sys.version.split()[0]}
+
+
+def _op_echo(args):
+    return {"echo": args}
+
+
+def _test_ops():
+    """Ops that misbehave on purpose, for the engine's pool tests (KERNELOPT_WORKER_TEST_OPS=1)."""
+    import time
+
+    def crash(args):
+        os._exit(int(args.get("code", 3)))
+
+    def hang(args):
+        time.sleep(float(args.get("seconds", 3600)))
+        return {}
+
+    def fail(args):
+        raise RuntimeError(args.get("message", "requested failure"))
+
+    return {"_crash": crash, "_hang": hang, "_fail": fail}
+
+
+def _ops():
+    from kernelopt.worker import ops  # imports torch lazily inside each op
+    table = {"hello": _op_hello, "echo": _op_echo}
+    table.update(ops.TABLE)
+    if os.environ.get("KERNELOPT_WORKER_TEST_OPS") == "1":
+        table.update(_test_ops())
+    return table
+
+
+def main():
+    proto_out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints go to stderr
+    table = _ops()
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            rid = req.get("id")
+        except json.JSONDecodeError as exc:
+            proto_out.write(json.dumps({"id": None, "ok": False, "error": f"bad request: {exc}",
+                                        "kind": "protocol"}) + "\n")
+            continue
+        op = table.get(req.get("op"))
+        if op is None:
+            resp = {"id": rid, "ok": False, "error": f"unknown op {req.get('op')!r}", "kind": "protocol"}
+        else:
+            try:
+                resp = {"id": rid, "ok": True, "result": op(req.get("args") or {})}
+            except Exception as exc:  # errors are data for the engine
+                resp = {"id": rid, "ok": False, "error": f"{type(exc).__name__}: {exc}",
+                        "kind": getattr(exc, "kind", "exception"),
+                        "traceback": traceback.format_exc(limit=8)}
+        proto_out.write(json.dumps(resp, default=_json_default) + "\n")
+
+
+def _json_default(obj):
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)
+
+
+if __name__ == "__main__":
+    main()
