@@ -21,7 +21,17 @@ from torch._inductor.codecache import PyCodeCache
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-EXAMPLES = ["softmax", "layernorm", "mlp_block"]
+# (fixture name, example file, module globals to override). The small variants
+# have odd sizes so CPU tests under TRITON_INTERPRET=1 run them quickly and hit
+# partial blocks.
+EXAMPLES = [
+    ("softmax", "softmax", {}),
+    ("layernorm", "layernorm", {}),
+    ("mlp_block", "mlp_block", {}),
+    ("softmax_small", "softmax", {"batch_size": 33, "dim": 1000}),
+    ("layernorm_small", "layernorm", {"tokens": 37, "hidden": 768}),
+    ("mlp_block_small", "mlp_block", {"tokens": 45, "hidden": 96, "expansion": 2}),
+]
 
 
 def load_problem(path):
@@ -120,8 +130,10 @@ def main():
     t = bench(lambda: b.copy_(a), 20)
     print(f"copy bandwidth: {2 * a.numel() / t / 1e6:.0f} GB/s")
     del a, b
-    for name in EXAMPLES:
-        problem = load_problem(os.path.join(ROOT, "examples", name + ".py"))
+    for name, example, overrides in EXAMPLES:
+        problem = load_problem(os.path.join(ROOT, "examples", example + ".py"))
+        for key, value in overrides.items():
+            setattr(problem, key, value)
         model, inputs, compiled, loaded, out = capture(problem)
         print(f"== {name}: {len(loaded)} module(s)")
         for i, rec in enumerate(loaded):
@@ -147,7 +159,7 @@ def main():
                 k.run = run
                 cfg = k.launchers[0].config if k.launchers else None
                 print(f"  {kname}: fn={k.fn.__name__} args={seen.get('args')} kw={seen.get('kw')} "
-                      f"configs={len(k.configs)} chosen={cfg}")
+                      f"configs={len(k.configs or [])} chosen={cfg}")
                 if cfg is None:
                     continue
                 conf = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
