@@ -1,0 +1,93 @@
+#include "store/schema.hpp"
+
+#include <array>
+#include <string>
+
+namespace kernelopt::store {
+namespace {
+
+// Version 0 -> 1: the initial tables.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE runs (
+  id           INTEGER PRIMARY KEY,
+  created_at   TEXT NOT NULL,
+  input_path   TEXT NOT NULL,
+  input_hash   TEXT NOT NULL,
+  out_dir      TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  options_json TEXT,
+  finished_at  TEXT,
+  summary_json TEXT
+);
+CREATE INDEX runs_out_dir ON runs(out_dir);
+
+CREATE TABLE kernels (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  module       INTEGER NOT NULL,
+  name         TEXT NOT NULL,
+  kind         TEXT NOT NULL,
+  source_hash  TEXT NOT NULL,
+  profile_json TEXT,
+  UNIQUE(run_id, module, name)
+);
+
+CREATE TABLE candidates (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id),
+  module      INTEGER NOT NULL,
+  kernel      TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  origin      TEXT NOT NULL,
+  meta_json   TEXT,
+  status      TEXT NOT NULL CHECK (status IN ('pending', 'rejected', 'passed', 'kept')),
+  created_at  TEXT NOT NULL,
+  UNIQUE(run_id, module, kernel, source_hash)
+);
+
+CREATE TABLE verdicts (
+  id            INTEGER PRIMARY KEY,
+  candidate_id  INTEGER NOT NULL REFERENCES candidates(id),
+  gate          TEXT NOT NULL,
+  passed        INTEGER NOT NULL CHECK (passed IN (0, 1)),
+  reason        TEXT NOT NULL,
+  evidence_json TEXT,
+  created_at    TEXT NOT NULL
+);
+CREATE INDEX verdicts_candidate ON verdicts(candidate_id);
+
+CREATE TABLE timings (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  candidate_id INTEGER REFERENCES candidates(id),
+  label        TEXT NOT NULL,
+  unit         TEXT NOT NULL,
+  samples_json TEXT NOT NULL,
+  created_at   TEXT NOT NULL
+);
+CREATE INDEX timings_run ON timings(run_id);
+)sql";
+
+// kSteps[v] migrates version v to v + 1.
+constexpr std::array<const char*, kSchemaVersion> kSteps = {kV1};
+
+int user_version(Database& db) {
+  Statement st = db.prepare("PRAGMA user_version");
+  return st.step() ? static_cast<int>(st.column_int64(0)) : 0;
+}
+
+}  // namespace
+
+void migrate(Database& db) {
+  if (user_version(db) == kSchemaVersion) return;  // fast path, no write lock
+  Transaction tx(db);
+  const int version = user_version(db);  // re-read under the write lock
+  if (version > kSchemaVersion)
+    throw StoreError("store: database schema version " + std::to_string(version) +
+                     " is newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
+  for (int v = version; v < kSchemaVersion; ++v) db.exec(kSteps[static_cast<size_t>(v)]);
+  db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  tx.commit();
+}
+
+}  // namespace kernelopt::store

@@ -1,0 +1,237 @@
+// Worker lifecycle (start, handshake, restart) and request/reply matching.
+#include "worker/worker.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "util/fs.hpp"
+#include "util/subprocess.hpp"
+
+namespace kernelopt::worker {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+void set_env(util::EnvVars& env, const std::string& key, const std::string& value) {
+  for (auto& kv : env)
+    if (kv.first == key) {
+      kv.second = value;
+      return;
+    }
+  env.emplace_back(key, value);
+}
+
+std::string get_env(const util::EnvVars& env, const std::string& key) {
+  for (const auto& [k, v] : env)
+    if (k == key) return v;
+  const char* value = std::getenv(key.c_str());
+  return value ? value : "";
+}
+
+std::string str_field(const json& msg, const char* key) {
+  auto it = msg.find(key);
+  if (it == msg.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// The last few non-empty lines of a log file, joined into one line.
+std::string log_tail(const std::string& path, size_t max_lines = 5) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = size > 4096 ? size - 4096 : 0;
+  in.seekg(start);
+  std::string text(static_cast<size_t>(size - start), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    if (end > pos) lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (start > 0 && !lines.empty()) lines.erase(lines.begin());  // likely cut mid-line
+  if (lines.size() > max_lines) lines.erase(lines.begin(), lines.end() - static_cast<long>(max_lines));
+  return fmt::format("{}", fmt::join(lines, " | "));
+}
+
+}  // namespace
+
+const char* to_string(Status status) {
+  switch (status) {
+    case Status::ok: return "ok";
+    case Status::error: return "error";
+    case Status::timeout: return "timeout";
+    case Status::crashed: return "crashed";
+  }
+  return "unknown";
+}
+
+Worker::Worker(WorkerOptions options) : options_(std::move(options)) {}
+
+Worker::~Worker() { stop(); }
+
+int Worker::restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
+
+int Worker::pid() const { return proc_ ? static_cast<int>(proc_->pid()) : -1; }
+
+std::string Worker::name() const {
+  return options_.device >= 0 ? fmt::format("worker[device {}]", options_.device) : "worker";
+}
+
+void Worker::stop() {
+  if (!proc_) return;
+  proc_->close_stdin();  // the server loop ends on EOF
+  proc_->wait_exit(500);
+  proc_->kill_group();
+  proc_.reset();
+  handshake_ = json();
+}
+
+Reply Worker::request(const std::string& op, const json& args, int timeout_ms) {
+  if (proc_ && !proc_->alive()) {  // died while idle
+    std::optional<int> status = proc_->exit_status();
+    spdlog::debug("{} (pid {}) {} while idle", name(), proc_->pid(),
+                  status ? util::describe_exit_status(*status) : "exited");
+    stop();
+  }
+  if (!proc_) start();
+  return exchange(op, args, timeout_ms);
+}
+
+void Worker::start() {
+  util::EnvVars env = options_.env;
+  if (!options_.python_path.empty()) {
+    std::string existing = get_env(env, "PYTHONPATH");
+    set_env(env, "PYTHONPATH", existing.empty() ? options_.python_path
+                                                : options_.python_path + ":" + existing);
+  }
+  if (options_.device >= 0) set_env(env, "CUDA_VISIBLE_DEVICES", std::to_string(options_.device));
+  try {
+    if (!options_.log_path.empty()) {
+      auto dir = std::filesystem::path(options_.log_path).parent_path();
+      if (!dir.empty()) util::ensure_dir(dir);
+    }
+    proc_ = std::make_unique<util::Subprocess>(
+        std::vector<std::string>{options_.python, "-m", "kernelopt.worker"}, env, options_.log_path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", name(), e.what()));
+  }
+  if (++starts_ > 1)
+    spdlog::warn("{}: starting a fresh worker, pid {} (restart {})", name(), proc_->pid(), starts_ - 1);
+  else
+    spdlog::debug("{}: started pid {}", name(), proc_->pid());
+
+  Reply hello = exchange("hello", json::object(), options_.handshake_timeout_ms);
+  if (!hello.ok()) fail_start(hello.error);
+  auto protocol = hello.result.is_object() ? hello.result.find("protocol") : hello.result.end();
+  if (protocol == hello.result.end() || *protocol != kProtocolVersion)
+    fail_start(fmt::format("worker speaks protocol {}, the engine speaks {}",
+                           protocol == hello.result.end() ? "?" : protocol->dump(), kProtocolVersion));
+  handshake_ = hello.result;
+}
+
+void Worker::fail_start(const std::string& why) {
+  if (proc_) {
+    proc_->kill_group();
+    proc_.reset();
+  }
+  std::string message = fmt::format("{} handshake failed: {}", name(), why);
+  if (!options_.log_path.empty())
+    if (std::string tail = log_tail(options_.log_path); !tail.empty())
+      message += fmt::format(" (stderr: {})", tail);
+  throw std::runtime_error(message);
+}
+
+Reply Worker::exchange(const std::string& op, const json& args, int timeout_ms) {
+  const int id = next_id_++;
+  const json request = {{"id", id}, {"op", op}, {"args", args}};
+  if (!proc_->write_line(request.dump(-1, ' ', false, json::error_handler_t::replace)))
+    return on_death(op);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    int left = -1;
+    if (timeout_ms >= 0)
+      left = static_cast<int>(std::max<long long>(
+          0, std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count()));
+    util::ReadResult read = proc_->read_line(left);
+    if (read.status == util::ReadStatus::timeout) return on_timeout(op, timeout_ms);
+    if (read.status == util::ReadStatus::eof) return on_death(op);
+
+    json msg = json::parse(read.line, nullptr, /*allow_exceptions=*/false);
+    if (msg.is_discarded() || !msg.is_object()) {
+      spdlog::debug("{}: skipping non-protocol line: {}", name(), read.line);
+      continue;
+    }
+    auto rid = msg.find("id");
+    auto ok_field = msg.find("ok");
+    bool ok = ok_field != msg.end() && ok_field->is_boolean() && ok_field->get<bool>();
+    // id null: the worker could not parse our request; it can only be about this one.
+    bool ours = rid != msg.end() && (*rid == id || (rid->is_null() && !ok));
+    if (!ours) {
+      spdlog::debug("{}: skipping reply for another request: {}", name(), read.line);
+      continue;
+    }
+    Reply reply;
+    if (ok) {
+      reply.result = msg.contains("result") ? msg["result"] : json();
+      return reply;
+    }
+    reply.status = Status::error;
+    reply.error = str_field(msg, "error");
+    reply.kind = str_field(msg, "kind");
+    reply.traceback = str_field(msg, "traceback");
+    return reply;
+  }
+}
+
+Reply Worker::on_timeout(const std::string& op, int timeout_ms) {
+  const int dead_pid = pid();
+  proc_->kill_group();
+  proc_.reset();
+  handshake_ = json();
+  Reply reply;
+  reply.status = Status::timeout;
+  reply.kind = "timeout";
+  reply.error = fmt::format("op '{}' timed out after {} ms; {} (pid {}) killed", op, timeout_ms,
+                            name(), dead_pid);
+  return reply;
+}
+
+Reply Worker::on_death(const std::string& op) {
+  const int dead_pid = pid();
+  proc_->wait_exit(1000);  // stdout closes a moment before the exit status is ready
+  std::optional<int> status = proc_->exit_status();
+  proc_->kill_group();
+  if (!status) status = proc_->exit_status();
+  proc_.reset();
+  handshake_ = json();
+  Reply reply;
+  reply.status = Status::crashed;
+  reply.kind = "crashed";
+  reply.error = fmt::format("{} (pid {}) died during op '{}': {}", name(), dead_pid, op,
+                            status ? util::describe_exit_status(*status) : "exit status unknown");
+  return reply;
+}
+
+WorkerPool::WorkerPool(const WorkerOptions& base, int count) {
+  if (count < 1) throw std::invalid_argument(fmt::format("WorkerPool: count {} < 1", count));
+  for (int i = 0; i < count; ++i) {
+    WorkerOptions options = base;
+    options.device = base.device < 0 && count > 1 ? i : base.device;
+    workers_.push_back(std::make_unique<Worker>(std::move(options)));
+  }
+}
+
+Worker& WorkerPool::at(size_t i) { return *workers_.at(i); }
+
+}  // namespace kernelopt::worker

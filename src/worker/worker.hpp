@@ -1,0 +1,101 @@
+/// \file
+/// The engine's client for the Python worker (`python -m kernelopt.worker`),
+/// the only process that touches PyTorch/Triton. One request at a time over
+/// JSON lines (protocol: python/kernelopt/worker/server.py). Failures come back
+/// as data: an op that raises is Status::error; a hang or a dead worker is
+/// Status::timeout/crashed, after which the worker's process group is gone and
+/// the next request starts a fresh worker. Only a failed start or handshake throws.
+///
+/// Contract: a Worker is not thread-safe; drive each one from one thread, and
+/// start it on a thread that outlives it (the worker gets SIGKILL when the
+/// thread that started it exits; see util/subprocess.hpp).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kernelopt::util {
+class Subprocess;
+}
+
+namespace kernelopt::worker {
+
+/// The protocol version this engine speaks (server.py's PROTOCOL_VERSION).
+inline constexpr int kProtocolVersion = 1;
+
+struct WorkerOptions {
+  std::string python = "python3";                         ///< interpreter
+  std::string python_path;                                ///< prepended to PYTHONPATH (the repo's python/ dir)
+  std::vector<std::pair<std::string, std::string>> env;  ///< extra environment
+  std::string log_path;                                   ///< worker stderr appended here; "" = inherit
+  int handshake_timeout_ms = 120000;                      ///< first import of torch can be slow
+  int device = -1;                                        ///< CUDA_VISIBLE_DEVICES for this worker; -1 = inherit
+};
+
+enum class Status { ok, error, timeout, crashed };
+const char* to_string(Status status);
+
+struct Reply {
+  Status status = Status::ok;
+  nlohmann::json result;  ///< the op's result when ok
+  std::string error;      ///< one-line message otherwise
+  std::string kind;       ///< worker's error kind ("exception", "protocol", ...) or "timeout"/"crashed"
+  std::string traceback;  ///< worker traceback if any
+  bool ok() const { return status == Status::ok; }
+};
+
+class Worker {
+ public:
+  explicit Worker(WorkerOptions options);  ///< starts nothing yet
+  ~Worker();                               ///< stop()
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  /// Sends one request and waits up to timeout_ms (< 0 = forever) for its reply.
+  /// Starts the worker and handshakes if it is not running. On timeout or death
+  /// the process group is killed and the Reply says timeout/crashed (crashed
+  /// names the exit code or signal). Throws std::runtime_error (one line, with
+  /// the last stderr lines when log_path is set) if the worker cannot start or
+  /// fails the handshake.
+  Reply request(const std::string& op, const nlohmann::json& args, int timeout_ms);
+  /// Closes the worker's stdin, gives it a moment to exit, then kills its group.
+  void stop();
+  int restarts() const;  ///< how many times a fresh worker was started after the first
+  int pid() const;       ///< current worker pid or -1
+  /// The current worker's "hello" result ({"protocol", "pid", "python"}); null before start.
+  const nlohmann::json& handshake() const { return handshake_; }
+
+ private:
+  void start();
+  Reply exchange(const std::string& op, const nlohmann::json& args, int timeout_ms);
+  Reply on_timeout(const std::string& op, int timeout_ms);
+  Reply on_death(const std::string& op);
+  [[noreturn]] void fail_start(const std::string& why);
+  std::string name() const;
+
+  WorkerOptions options_;
+  std::unique_ptr<util::Subprocess> proc_;
+  nlohmann::json handshake_;
+  int next_id_ = 1;
+  int starts_ = 0;
+};
+
+/// One Worker per device; issue 8 will spread work over them. Workers start
+/// lazily, on their first request.
+class WorkerPool {
+ public:
+  /// count >= 1. Worker i gets device = (base.device < 0 && count > 1) ? i : base.device.
+  WorkerPool(const WorkerOptions& base, int count);
+  Worker& at(size_t i);  ///< throws std::out_of_range
+  size_t size() const { return workers_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace kernelopt::worker

@@ -1,0 +1,1 @@
+add_kernelopt_test(test_store test_store_sqlite.cpp test_store_store.cpp)

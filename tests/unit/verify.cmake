@@ -1,0 +1,1 @@
+add_kernelopt_test(test_verify_stats test_verify_stats.cpp)

@@ -1,0 +1,2 @@
+add_kernelopt_test(test_worker test_worker_worker.cpp)
+set_tests_properties(test_worker PROPERTIES TIMEOUT 120)
