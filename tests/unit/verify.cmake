@@ -1,1 +1,1 @@
-add_kernelopt_test(test_verify_stats test_verify_stats.cpp)
+add_kernelopt_test(test_verify test_verify_stats.cpp test_verify_gates.cpp)

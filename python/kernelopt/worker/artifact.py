@@ -156,6 +156,7 @@ def _tuple_ints(node):
 def _parse_call(fn_node, source, kernel_names):
     """Launches, vendor calls and buffers of the wrapper's call()."""
     launches, vendor_calls, buffers, inputs, outputs = [], [], {}, [], []
+    aliases = {}
     order = 0
     for node in ast.walk(fn_node):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
@@ -165,6 +166,11 @@ def _parse_call(fn_node, source, kernel_names):
         if isinstance(node, ast.Return) and node.value is not None:
             elts = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
             outputs = [ast.get_source_segment(source, e) for e in elts]
+    # buffer reuse: `buf5 = buf4; del buf4  # reuse` makes buf5 another name for buf4's memory
+    for node in sorted((n for n in ast.walk(fn_node) if isinstance(n, ast.Assign)), key=lambda n: n.lineno):
+        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Name)
+                and node.value.id.startswith("buf")):
+            aliases[node.targets[0].id] = node.value.id
     stmts = sorted((n for n in ast.walk(fn_node) if isinstance(n, ast.Call)),
                    key=lambda n: (n.lineno, n.col_offset))
     for call in stmts:
@@ -196,6 +202,11 @@ def _parse_call(fn_node, source, kernel_names):
                                  "kwargs": kw, "buffers": [b for b in map(_base_buffer, call.args) if b]
                                  + [_base_buffer(k.value) for k in call.keywords if _base_buffer(k.value)]})
             order += 1
+    for name, target in aliases.items():
+        while target in aliases:
+            target = aliases[target]
+        if target in buffers:
+            buffers[name] = dict(buffers[target], origin="alias", alias_of=target)
     return launches, vendor_calls, buffers, inputs, outputs
 
 

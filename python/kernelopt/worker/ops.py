@@ -1,2 +1,361 @@
-"""The worker's op table: name -> function(args dict) -> result dict."""
-TABLE = {}
+"""The worker's ops: name -> function(args dict) -> result dict (see server.py).
+
+Each op is stateless in meaning: everything it needs is in its arguments. The
+captured session (compiled model, recorded arguments) is a cache keyed by those
+arguments, rebuilt by a fresh worker from the same request.
+"""
+import json
+import os
+import platform
+import shutil
+import sys
+
+from kernelopt.worker.artifact import parse_module
+from kernelopt.worker.static import analyze_source
+
+_MODULE_CACHE = {}
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def op_doctor(args):
+    info = {"python": sys.version.split()[0], "executable": sys.executable, "platform": platform.platform()}
+    try:
+        torch = _torch()
+        info["torch"] = torch.__version__
+        info["cuda_available"] = torch.cuda.is_available()
+        info["cuda"] = torch.version.cuda
+        if torch.cuda.is_available():
+            info["device_count"] = torch.cuda.device_count()
+            info["gpu"] = torch.cuda.get_device_name()
+            info["capability"] = list(torch.cuda.get_device_capability())
+    except ImportError as exc:
+        info["torch_error"] = str(exc)
+    try:
+        import triton
+        info["triton"] = triton.__version__
+    except ImportError as exc:
+        info["triton_error"] = str(exc)
+    info["interpreter"] = os.environ.get("TRITON_INTERPRET") == "1"
+    return info
+
+
+def op_parse(args):
+    with open(args["module_path"]) as f:
+        return parse_module(f.read())
+
+
+def op_analyze(args):
+    source = args.get("source")
+    if source is None:
+        with open(args["source_path"]) as f:
+            source = f.read()
+    return analyze_source(source)
+
+
+def _session(args):
+    from kernelopt.worker.session import get_session
+    return get_session(args["problem"], args.get("device", "cuda"), args.get("seeds", [0, 1, 2]))
+
+
+def _versions():
+    torch = _torch()
+    import triton
+    v = {"torch": torch.__version__, "triton": triton.__version__, "python": sys.version.split()[0]}
+    if torch.cuda.is_available():
+        v["gpu"] = torch.cuda.get_device_name()
+        v["cuda"] = torch.version.cuda
+    return v
+
+
+def op_capture(args):
+    """Compile the problem, write its output modules and weights into out_dir, return their artifacts."""
+    torch = _torch()
+    if args.get("device", "cuda").startswith("cuda") and not torch.cuda.is_available():
+        err = RuntimeError("no CUDA GPU is visible to PyTorch (torch.cuda.is_available() is False)")
+        err.kind = "no_gpu"
+        raise err
+    s = _session(args)
+    out_dir = args["out_dir"]
+    os.makedirs(os.path.join(out_dir, "baseline"), exist_ok=True)
+    modules = []
+    for rec in s.modules:
+        path = os.path.join(out_dir, "baseline", f"module{rec.index}.py")
+        with open(path, "w") as f:
+            f.write(rec.source)
+        modules.append({"index": rec.index, "path": path, "artifact": parse_module(rec.source)})
+    torch.save(s.model.state_dict(), os.path.join(out_dir, "weights.pt"))
+    shutil.copyfile(s.problem_path, os.path.join(out_dir, "problem.py"))
+    first = s.outputs[s.seeds[0]]
+    return {"modules": modules, "versions": _versions(),
+            "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in first]}
+
+
+def _load(path):
+    from kernelopt.worker.kernels import load_module
+    if path not in _MODULE_CACHE:
+        if len(_MODULE_CACHE) > 64:
+            _MODULE_CACHE.clear()
+        _MODULE_CACHE[path] = load_module(path)
+    return _MODULE_CACHE[path]
+
+
+def op_compile(args):
+    """Load (and so compile) a stitched module; errors come back as the op's error."""
+    from kernelopt.worker import kernels as K
+    path = args["module_path"]
+    if K.interpreting():
+        src = open(path).read()
+        art = parse_module(src)
+        for k in art["kernels"]:
+            if k["name"] in args.get("kernels", [k["name"]]):
+                s, e = k["source_span"]
+                K.load_kernel_source(src.encode()[s:e].decode(), k["name"])
+        return {"compiled": True}
+    mod = _load(path)
+    for name in args.get("kernels", []):
+        getattr(mod, name).precompile() if hasattr(getattr(mod, name), "precompile") else None
+    return {"compiled": True}
+
+
+def _kernel_from_module(path, name):
+    from kernelopt.worker import kernels as K
+    if K.interpreting():
+        src = open(path).read()
+        k = next(k for k in parse_module(src)["kernels"] if k["name"] == name)
+        s, e = k["source_span"]
+        return K.load_kernel_source(src.encode()[s:e].decode(), name)
+    return getattr(_load(path), name)
+
+
+def op_check(args):
+    """Gate 2 evidence: candidate kernel vs the original on the arguments of each launch site."""
+    from kernelopt.worker import kernels as K
+    from kernelopt.worker.compare import compare_tensors, tolerance_for
+    torch = _torch()
+    name = args["kernel"]
+    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
+    cand = _kernel_from_module(args["candidate_module"], name)
+    arg_sets = []  # (seed, launch index, source, args)
+    if args.get("problem"):
+        s = _session(args)
+        rec = s.modules[args.get("module", 0)]
+        base = rec.kernel(name)
+        for seed in s.seeds:
+            for i, a in enumerate(rec.launches(seed).get(name, [])):
+                arg_sets.append((seed, i, "model", a))
+        base_src_module = rec.path
+    else:
+        base_src_module = args["baseline_module"]
+        base = _kernel_from_module(base_src_module, name)
+    if args.get("synthetic_seeds"):
+        art = parse_module(open(base_src_module).read())
+        sites = [l for l in art["launches"] if l["kernel"] == name]
+        device = "cpu" if K.interpreting() else "cuda"
+        for seed in args["synthetic_seeds"]:
+            for i, site in enumerate(sites):
+                arg_sets.append((seed, i, "synthetic", K.synthetic_args(art, site, seed, device)))
+    runs = []
+    for seed, i, source, launch_args in arg_sets:
+        run = {"seed": seed, "launch": i, "source": source, "error": None, "tensors": []}
+        expected = K.clone_args(launch_args)
+        got = K.clone_args(launch_args)
+        try:
+            K.launch(base, expected)
+            K.launch(cand, got)
+            if torch.cuda.is_available() and not K.interpreting():
+                torch.cuda.synchronize()
+        except Exception as exc:
+            run["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500]
+            runs.append(run)
+            continue
+        params = list(getattr(base.fn, "arg_names", []))
+        for pos, (e, g) in enumerate(zip(expected, got)):
+            if isinstance(e, torch.Tensor):
+                a, r = tolerance_for(e.dtype, atol, rtol)
+                ev = compare_tensors(g, e, a, r)
+                ev["arg"] = params[pos] if pos < len(params) else str(pos)
+                ev["position"] = pos
+                run["tensors"].append(ev)
+        runs.append(run)
+    return {"atol": atol, "rtol": rtol, "runs": runs}
+
+
+def op_model_check(args):
+    """Gate 3 evidence: stitched module vs baseline, and vs a float64 eager reference where they differ."""
+    from kernelopt.worker import kernels as K
+    from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
+    from kernelopt.worker.session import flatten
+    torch = _torch()
+    s = _session(args)
+    rec = s.modules[args.get("module", 0)]
+    cand = _load(args["candidate_module"])
+    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
+    runs = []
+    for seed in s.seeds:
+        run = {"seed": seed, "error": None, "outputs": []}
+        try:
+            with torch.no_grad():
+                base_out = flatten(rec.call(K.clone_args(rec.args[seed])))
+                cand_out = flatten(cand.call(K.clone_args(rec.args[seed])))
+            torch.cuda.synchronize()
+        except Exception as exc:
+            run["error"] = f"{type(exc).__name__}: {exc}"[:500]
+            runs.append(run)
+            continue
+        ref = None
+        for i, (b, c) in enumerate(zip(base_out, cand_out)):
+            a, r = tolerance_for(b.dtype, atol, rtol)
+            ev = compare_tensors(c, b, a, r)
+            out = {"index": i, "matches_baseline": ev["mismatches"] == 0 and ev["nan_mismatches"] == 0
+                   and ev["inf_mismatches"] == 0, "max_abs_diff": ev["max_abs_err"],
+                   "ref_err_baseline": None, "ref_err_candidate": None}
+            if not out["matches_baseline"] and len(s.modules) == 1:
+                if ref is None:
+                    ref = s.reference(seed)
+                if len(ref) == len(base_out) and ref[i].shape == b.shape:
+                    out["ref_err_baseline"] = error_vs_reference(b, ref[i])
+                    out["ref_err_candidate"] = error_vs_reference(c, ref[i])
+            run["outputs"].append(out)
+        runs.append(run)
+    return {"runs": runs}
+
+
+def op_profile(args):
+    """Per-kernel CUDA-event times inside the real call(), bytes each launch touches, chosen configs."""
+    from kernelopt.worker import kernels as K
+    from kernelopt.worker import timing
+    torch = _torch()
+    s = _session(args)
+    rec = s.modules[args.get("module", 0)]
+    seed = s.seeds[0]
+    reps = int(args.get("reps", 20))
+    art = parse_module(rec.source)
+    launches = rec.launches(seed)
+    kernels = []
+    for k in art["kernels"]:
+        obj = rec.kernel(k["name"])
+        sites = launches.get(k["name"], [])
+        nbytes = 0
+        for a in sites:
+            seen = set()
+            for t in a:
+                if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
+                    seen.add(t.untyped_storage().data_ptr())
+                    nbytes += t.numel() * t.element_size()
+
+        def run_all(_obj=obj, _sites=sites):
+            for a in _sites:
+                K.launch(_obj, a)
+
+        pristine = [K.clone_args(a) for a in sites] if k["mutated_args"] else None
+
+        def restore(_name, _sites=sites, _pristine=pristine):
+            if _pristine:
+                for dst, src in zip(_sites, _pristine):
+                    for d, s_ in zip(dst, src):
+                        if isinstance(d, torch.Tensor):
+                            d.copy_(s_)
+
+        samples = timing.interleaved({"k": run_all}, trials=reps, before=restore)["k"] if sites else []
+        kernels.append({"name": k["name"], "kind": k["kind"], "launches": len(sites), "bytes": nbytes,
+                        "samples_ms": samples, "config": K.config_of(obj)})
+    module_samples = timing.interleaved(
+        {"m": lambda: rec.call(K.clone_args(rec.args[seed]))}, trials=reps)["m"]
+    return {"module_samples_ms": module_samples, "kernels": kernels,
+            "bandwidth_gbps": timing.copy_bandwidth_gbps(), "versions": _versions()}
+
+
+def op_bench(args):
+    """Interleaved timing samples: the baseline and each candidate, for one kernel or the whole module."""
+    from kernelopt.worker import kernels as K
+    from kernelopt.worker import timing
+    torch = _torch()
+    s = _session(args)
+    rec = s.modules[args.get("module", 0)]
+    seed = s.seeds[0]
+    trials, warmup = int(args.get("trials", 100)), int(args.get("warmup", 3))
+    fns = {}
+    before = None
+    if args.get("mode", "kernel") == "kernel":
+        name = args["kernel"]
+        sites = rec.launches(seed)[name]
+        work = {"baseline": [K.clone_args(a) for a in sites]}
+        objs = {"baseline": rec.kernel(name)}
+        for path in args["candidates"]:
+            objs[path] = getattr(_load(path), name)
+            work[path] = [K.clone_args(a) for a in sites]
+        pristine = sites
+
+        def make(key):
+            def run():
+                for a in work[key]:
+                    K.launch(objs[key], a)
+            return run
+
+        def restore(key):
+            for dst, src in zip(work[key], pristine):
+                for d, s_ in zip(dst, src):
+                    if isinstance(d, torch.Tensor):
+                        d.copy_(s_)
+
+        fns = {key: make(key) for key in objs}
+        before = restore if args.get("restore", True) else None
+    else:
+        args_seed = rec.args[seed]
+        fns["baseline"] = lambda: rec.call(K.clone_args(args_seed))
+        for path in args["candidates"]:
+            mod = _load(path)
+            fns[path] = (lambda m=mod: m.call(K.clone_args(args_seed)))
+    return {"samples_ms": timing.interleaved(fns, trials=trials, warmup=warmup, before=before)}
+
+
+def op_final_check(args):
+    """End-to-end: the optimized model as users load it vs torch.compile and float64 eager, on fresh seeds."""
+    from kernelopt.runtime.loader import load_run
+    from kernelopt.worker import timing
+    from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
+    from kernelopt.worker.problem import make_inputs
+    from kernelopt.worker.session import flatten
+    import copy
+    torch = _torch()
+    run_dir = args["run_dir"]
+    device = args.get("device", "cuda")
+    loaded = load_run(run_dir, device=device)
+    problem, model = loaded.problem, loaded.model
+    torch._dynamo.reset()
+    baseline = torch.compile(copy.deepcopy(model))
+    model64 = copy.deepcopy(model).double()
+    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
+    runs = []
+    for seed in args["seeds"]:
+        inputs = make_inputs(problem, loaded.problem_path, seed, device)
+        with torch.no_grad():
+            opt = flatten(loaded(*inputs))
+            base = flatten(baseline(*inputs))
+            ref = flatten(model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                                    for x in inputs]))
+        outs = []
+        for i, (o, b, r) in enumerate(zip(opt, base, ref)):
+            a, rt = tolerance_for(o.dtype, atol, rtol)
+            ev = compare_tensors(o, r.to(o.dtype), a, rt)
+            outs.append({"index": i, "mismatches_vs_eager": ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"],
+                         "max_abs_err_vs_eager": ev["max_abs_err"],
+                         "err_optimized": error_vs_reference(o, r), "err_baseline": error_vs_reference(b, r)})
+        runs.append({"seed": seed, "outputs": outs})
+    inputs = make_inputs(problem, loaded.problem_path, args["seeds"][0], device)
+    with torch.no_grad():
+        samples = timing.interleaved({"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs),
+                                      "optimized": lambda: loaded(*inputs)},
+                                     trials=int(args.get("trials", 100)), warmup=3)
+    return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples}
+
+
+TABLE = {
+    "doctor": op_doctor, "parse": op_parse, "analyze": op_analyze, "capture": op_capture,
+    "compile": op_compile, "check": op_check, "model_check": op_model_check, "profile": op_profile,
+    "bench": op_bench, "final_check": op_final_check,
+}

@@ -1,0 +1,1 @@
+"""What users import: load a finished run, or compile with kernelopt's substitutions."""

@@ -1,0 +1,103 @@
+"""Run the optimized model of a finished run: Inductor compiles as usual, kernelopt swaps modules.
+
+A run directory holds the problem file, its weights, the baseline output
+modules Inductor produced, the optimized ones, and manifest.json mapping one
+to the other. `load_run` compiles the model with torch.compile through a
+backend that intercepts Inductor's module loading (PyCodeCache.load_by_key_path):
+when Inductor produces a module identical to a recorded baseline (up to its
+per-process AOT counter line), the optimized module is loaded in its place.
+Anything else (new shapes, another torch version) stays as Inductor made it,
+so guards and recompilation behave exactly as with plain torch.compile.
+"""
+import contextlib
+import hashlib
+import json
+import os
+import re
+
+_AOT_LINE = re.compile(r"^# AOT ID:.*\n", re.M)
+
+
+def normalized_hash(source):
+    """Hash of an output module, ignoring the AOT counter line Inductor bumps per compile."""
+    return hashlib.sha256(_AOT_LINE.sub("", source, count=1).encode("utf-8")).hexdigest()
+
+
+@contextlib.contextmanager
+def substitutions(mapping, counter):
+    """While active, Inductor modules whose normalized hash is in mapping load from mapping[hash]."""
+    from torch._inductor.codecache import PyCodeCache
+    orig = PyCodeCache.load_by_key_path.__func__
+
+    def patched(cls, key, path, linemap=None, attrs=None, **kw):
+        try:
+            with open(path) as f:
+                h = normalized_hash(f.read())
+        except OSError:
+            h = None
+        if h in mapping:
+            counter.append(h)
+            return orig(cls, key + "_kernelopt", mapping[h], linemap, attrs, **kw)
+        return orig(cls, key, path, linemap, attrs, **kw)
+
+    PyCodeCache.load_by_key_path = classmethod(patched)
+    try:
+        yield
+    finally:
+        PyCodeCache.load_by_key_path = classmethod(orig)
+
+
+def backend(mapping, counter):
+    """A torch.compile backend: Inductor, with the given module substitutions."""
+    from torch._inductor.compile_fx import compile_fx
+
+    def compile_with_substitutions(gm, example_inputs):
+        with substitutions(mapping, counter):
+            compiled = compile_fx(gm, example_inputs)
+
+        return compiled
+
+    return compile_with_substitutions
+
+
+class LoadedRun:
+    """The optimized model: call it with the model's inputs."""
+
+    def __init__(self, run_dir, device):
+        import torch
+        from kernelopt.worker.problem import build_model, load_problem
+        manifest_path = os.path.join(run_dir, "manifest.json")
+        if not os.path.isfile(manifest_path):
+            raise FileNotFoundError(f"{run_dir}: no manifest.json (not a finished kernelopt run)")
+        with open(manifest_path) as f:
+            self.manifest = json.load(f)
+        self.problem_path = os.path.join(run_dir, "problem.py")
+        self.problem = load_problem(self.problem_path)
+        self.model = build_model(self.problem, self.problem_path, device)
+        state = torch.load(os.path.join(run_dir, "weights.pt"), map_location=device)
+        self.model.load_state_dict(state)
+        self.mapping = {}
+        for m in self.manifest["modules"]:
+            if m.get("optimized"):
+                with open(os.path.join(run_dir, m["baseline"])) as f:
+                    self.mapping[normalized_hash(f.read())] = os.path.abspath(os.path.join(run_dir, m["optimized"]))
+        self._hits = []
+        torch._dynamo.reset()
+        self.compiled = torch.compile(self.model, backend=backend(self.mapping, self._hits))
+
+    def substituted(self):
+        """How many Inductor modules were replaced by optimized ones so far."""
+        return len(self._hits)
+
+    def __call__(self, *inputs):
+        import torch
+        with torch.no_grad():
+            return self.compiled(*inputs)
+
+
+def load_run(run_dir, device="cuda"):
+    return LoadedRun(run_dir, device)
+
+
+def load(run_dir, device="cuda"):
+    return load_run(run_dir, device)

@@ -1,0 +1,78 @@
+#include "agents/profiler.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kernelopt::agents {
+namespace {
+
+int percent(double fraction) { return static_cast<int>(std::lround(fraction * 100.0)); }
+
+}  // namespace
+
+nlohmann::json KernelProfile::to_json() const {
+  return {{"name", name},
+          {"kind", kind},
+          {"time_ms", time_ms},
+          {"share", share},
+          {"bytes", bytes},
+          {"achieved_gbps", achieved_gbps},
+          {"roofline_fraction", roofline_fraction},
+          {"bound", bound},
+          {"diagnosis", diagnosis}};
+}
+
+std::vector<KernelProfile> profile_kernels(const std::vector<KernelMeasurement>& kernels, double module_time_ms,
+                                           const DeviceLimits& limits) {
+  std::vector<KernelProfile> out;
+  out.reserve(kernels.size());
+  for (const KernelMeasurement& k : kernels) {
+    KernelProfile p;
+    p.name = k.name;
+    p.kind = k.kind;
+    p.time_ms = k.time_ms;
+    p.bytes = k.bytes;
+    p.share = module_time_ms > 0 ? k.time_ms / module_time_ms : 0.0;
+    const double seconds = k.time_ms * 1e-3;
+    p.achieved_gbps = seconds > 0 ? k.bytes / seconds / 1e9 : 0.0;
+    const double achieved_tflops = seconds > 0 ? k.flops / seconds / 1e12 : 0.0;
+
+    // Ridge point of the roofline, FLOP/byte: above it the FLOP peak limits, below it bandwidth.
+    const bool have_both = limits.bandwidth_gbps > 0 && limits.fp32_tflops > 0;
+    const double ridge = have_both ? limits.fp32_tflops * 1e12 / (limits.bandwidth_gbps * 1e9) : 0.0;
+    const double intensity = k.bytes > 0 ? k.flops / k.bytes : 0.0;
+    const bool compute = k.flops > 0 && have_both && (k.bytes <= 0 || intensity > ridge);
+    const double memory_fraction = limits.bandwidth_gbps > 0 ? p.achieved_gbps / limits.bandwidth_gbps : 0.0;
+    const double compute_fraction = limits.fp32_tflops > 0 ? achieved_tflops / limits.fp32_tflops : 0.0;
+    p.roofline_fraction = compute ? compute_fraction : memory_fraction;
+
+    const int launches = std::max(k.launches, 1);
+    const double ms_per_launch = k.time_ms / launches;
+    if (ms_per_launch < kLatencyBoundMsPerLaunch) {
+      p.bound = "latency";
+      p.diagnosis = fmt::format(
+          "latency-bound: {:.1f} us per launch over {} launch(es) is dominated by launch overhead; "
+          "fusing launches helps more than faster code",
+          ms_per_launch * 1e3, launches);
+    } else if (compute) {
+      p.bound = "compute";
+      p.diagnosis = fmt::format("compute-bound at {}% of the {:.0f} TFLOP/s fp32 peak ({:.1f} FLOP/byte); {}% headroom",
+                                percent(p.roofline_fraction), limits.fp32_tflops, intensity,
+                                percent(std::max(0.0, 1.0 - p.roofline_fraction)));
+    } else {
+      p.bound = "memory";
+      p.diagnosis = limits.bandwidth_gbps > 0
+                        ? fmt::format("memory-bound at {}% of the {:.0f} GB/s measured bandwidth; {}% headroom",
+                                      percent(p.roofline_fraction), limits.bandwidth_gbps,
+                                      percent(std::max(0.0, 1.0 - p.roofline_fraction)))
+                        : fmt::format("memory-bound at {:.0f} GB/s; device bandwidth not measured, headroom unknown",
+                                      p.achieved_gbps);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace kernelopt::agents

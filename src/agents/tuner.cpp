@@ -1,0 +1,198 @@
+#include "agents/tuner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace kernelopt::agents {
+namespace {
+
+using nlohmann::json;
+
+// Search-space bounds. Block sizes are powers of two (Triton requires it).
+// Pointwise 1-D: below 128 elements a block wastes most of a warp's lanes; above
+// 4096 registers spill for typical fused chains.
+const std::vector<std::int64_t> kPointwiseX = {128, 256, 512, 1024, 2048, 4096};
+// Pointwise 2-D tiles: a tile of 256..4096 elements keeps both dimensions coalesced
+// and within registers (Inductor's own tiled configs lie in this range).
+const std::vector<std::int64_t> kTile = {16, 32, 64, 128, 256};
+constexpr std::int64_t kTileMin = 256, kTileMax = 4096;
+// Looped reductions: rows per program and the reduction chunk. The tile
+// XBLOCK*R0_BLOCK is kept in [256, 16384] elements: smaller leaves warps idle,
+// larger spills registers (fp32 accumulators per element of the tile).
+const std::vector<std::int64_t> kReductionX = {1, 2, 4, 8, 16, 32, 64};
+const std::vector<std::int64_t> kReductionR = {64, 128, 256, 512, 1024, 2048, 4096};
+constexpr std::int64_t kReductionTileMin = 256, kReductionTileMax = 16384;
+// Persistent reductions hold a whole row per program in registers: XBLOCK rows
+// of R0 elements, at most 32768 elements per program.
+constexpr std::int64_t kPersistentTileMax = 32768;
+// 32 threads per warp; 32 warps = 1024 threads, the CUDA block limit.
+constexpr std::int64_t kWarpSize = 32;
+
+std::int64_t next_pow2(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p < n && p < (std::int64_t{1} << 40)) p <<= 1;
+  return p;
+}
+
+// size_hints[key] as an integer, or 0 when absent.
+std::int64_t hint(const json& kernel, const char* key) {
+  const json sh = kernel.value("size_hints", json::object());
+  if (!sh.is_object()) return 0;
+  auto it = sh.find(key);
+  return it != sh.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+// Values of `options` not above max(smallest option, next_pow2(hint)); a missing hint caps nothing.
+std::vector<std::int64_t> capped(const std::vector<std::int64_t>& options, std::int64_t size_hint) {
+  if (size_hint <= 0) return options;
+  const std::int64_t cap = std::max(options.front(), next_pow2(size_hint));
+  std::vector<std::int64_t> out;
+  for (std::int64_t v : options)
+    if (v <= cap) out.push_back(v);
+  return out;
+}
+
+// The candidate configs of one kernel, each a vector of values in `names` order.
+struct Space {
+  std::vector<std::string> names;                 // block constexprs in kernel order, then "num_warps", "num_stages"
+  std::vector<std::vector<std::int64_t>> points;  // one per config
+};
+
+void add(Space& s, std::vector<std::int64_t> values) { s.points.push_back(std::move(values)); }
+
+Space pointwise_1d(const json& kernel) {
+  Space s{{"XBLOCK", "num_warps", "num_stages"}, {}};
+  for (std::int64_t x : capped(kPointwiseX, hint(kernel, "x")))
+    for (std::int64_t w : {1, 2, 4, 8, 16})
+      if (w <= std::max<std::int64_t>(1, x / kWarpSize)) add(s, {x, w, 1});
+  return s;
+}
+
+Space pointwise_2d(const json& kernel, const std::vector<std::string>& constexprs) {
+  Space s{{constexprs[0], constexprs[1], "num_warps", "num_stages"}, {}};
+  for (std::int64_t a : capped(kTile, hint(kernel, constexprs[0] == "XBLOCK" ? "x" : "y")))
+    for (std::int64_t b : capped(kTile, hint(kernel, constexprs[1] == "XBLOCK" ? "x" : "y")))
+      if (a * b >= kTileMin && a * b <= kTileMax)
+        for (std::int64_t w : {2, 4, 8}) add(s, {a, b, w, 1});
+  return s;
+}
+
+Space reduction(const json& kernel, const std::vector<std::string>& constexprs) {
+  Space s{{constexprs[0], constexprs[1], "num_warps", "num_stages"}, {}};
+  const bool x_first = constexprs[0] == "XBLOCK";
+  for (std::int64_t x : capped(kReductionX, hint(kernel, "x")))
+    for (std::int64_t r : capped(kReductionR, hint(kernel, "r0_"))) {
+      const std::int64_t tile = x * r;
+      if (tile < kReductionTileMin || tile > kReductionTileMax) continue;
+      for (std::int64_t w : {2, 4, 8, 16, 32})
+        if (w <= tile / kWarpSize)
+          for (std::int64_t stages : {1, 2}) add(s, x_first ? std::vector{x, r, w, stages} : std::vector{r, x, w, stages});
+    }
+  return s;
+}
+
+Space persistent_reduction(const json& kernel, std::int64_t r0) {
+  Space s{{"XBLOCK", "num_warps", "num_stages"}, {}};
+  const std::int64_t x_hint = hint(kernel, "x");
+  for (std::int64_t x : kReductionX) {
+    if (x * r0 > kPersistentTileMax || (x_hint > 0 && x > next_pow2(x_hint))) continue;
+    for (std::int64_t w : {1, 2, 4, 8, 16, 32})
+      if (w <= std::max<std::int64_t>(1, x * r0 / kWarpSize)) add(s, {x, w, 1});
+  }
+  return s;
+}
+
+std::vector<std::string> string_list(const json& j) {
+  std::vector<std::string> out;
+  if (j.is_array())
+    for (const json& x : j)
+      if (x.is_string()) out.push_back(x.get<std::string>());
+  return out;
+}
+
+bool same_set(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+Space space_for(const json& kernel) {
+  if (!kernel.is_object()) return {};
+  const std::string kind = kernel.value("kind", std::string());
+  const std::vector<std::string> cx = string_list(kernel.value("constexprs", json::array()));
+  if (kind == "pointwise" && cx == std::vector<std::string>{"XBLOCK"}) return pointwise_1d(kernel);
+  if (kind == "pointwise" && same_set(cx, {"XBLOCK", "YBLOCK"})) return pointwise_2d(kernel, cx);
+  if (kind == "reduction" && same_set(cx, {"XBLOCK", "R0_BLOCK"})) return reduction(kernel, cx);
+  if (kind == "persistent_reduction" && cx == std::vector<std::string>{"XBLOCK"}) {
+    const json fixed = kernel.value("fixed_constexprs", json::object());
+    if (fixed.is_object() && fixed.contains("R0_BLOCK") && fixed["R0_BLOCK"].is_number_integer() &&
+        fixed["R0_BLOCK"].get<std::int64_t>() > 0)
+      return persistent_reduction(kernel, fixed["R0_BLOCK"].get<std::int64_t>());
+  }
+  return {};
+}
+
+// current_config's value for `name`; Triton's defaults for num_warps (4) and
+// num_stages (1) when absent; -1 (matches nothing) for an absent block.
+std::int64_t current_value(const json& current, const std::string& name) {
+  if (current.is_object()) {
+    auto it = current.find(name);
+    if (it != current.end() && it->is_number_integer()) return it->get<std::int64_t>();
+  }
+  if (name == "num_warps") return 4;
+  if (name == "num_stages") return 1;
+  return -1;
+}
+
+double log2_step(std::int64_t from, std::int64_t to) {
+  return std::fabs(std::log2(static_cast<double>(std::max<std::int64_t>(to, 1))) -
+                   std::log2(static_cast<double>(std::max<std::int64_t>(from, 1))));
+}
+
+}  // namespace
+
+std::vector<json> tuner_space(const json& kernel, const json& current_config, int max_configs) {
+  if (max_configs <= 0) return {};
+  const Space space = space_for(kernel);
+
+  std::vector<std::int64_t> current;
+  for (const std::string& name : space.names) current.push_back(current_value(current_config, name));
+
+  struct Ranked {
+    int changed;
+    double step;
+    std::vector<std::int64_t> values;
+  };
+  std::vector<Ranked> ranked;
+  std::set<std::vector<std::int64_t>> seen;
+  for (const std::vector<std::int64_t>& values : space.points) {
+    if (values == current || !seen.insert(values).second) continue;
+    Ranked r{0, 0.0, values};
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (values[i] != current[i]) {
+        ++r.changed;
+        r.step += log2_step(current[i], values[i]);
+      }
+    ranked.push_back(std::move(r));
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    return std::tie(a.changed, a.step, a.values) < std::tie(b.changed, b.step, b.values);
+  });
+
+  std::vector<json> out;
+  for (const Ranked& r : ranked) {
+    if (static_cast<int>(out.size()) >= max_configs) break;
+    json config = json::object();
+    for (std::size_t i = 0; i < space.names.size(); ++i) config[space.names[i]] = r.values[i];
+    out.push_back(std::move(config));
+  }
+  return out;
+}
+
+}  // namespace kernelopt::agents

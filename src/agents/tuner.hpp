@@ -1,0 +1,39 @@
+/// \file
+/// The offline Tuner agent's search space: launch meta-parameters (block
+/// sizes, num_warps, num_stages) to measure for one Inductor Triton kernel.
+/// The measured search (the run loop) times these in order and keeps the best
+/// that passes the gates; this module only proposes, it measures nothing.
+///
+/// Contract: pure and deterministic; never throws. A config is a JSON object
+/// with one integer per tunable block constexpr plus "num_warps" and
+/// "num_stages", e.g. {"XBLOCK": 1, "R0_BLOCK": 2048, "num_warps": 16,
+/// "num_stages": 1} (fixed constexprs such as a persistent reduction's
+/// R0_BLOCK are not part of it). The result never contains `current_config`
+/// (compared on the config's keys; a missing num_warps/num_stages in current
+/// reads as Triton's 4 / 1), has no duplicates, holds at most `max_configs`
+/// entries, and is ordered by closeness to current: configs differing in one
+/// parameter first, then two, ...; within that, smaller steps (sum of
+/// |log2(new / old)|) first, then lexicographically by (blocks in constexpr
+/// order, num_warps, num_stages).
+///
+/// Supported kernels (anything else, including multi-dimensional reductions
+/// with R1_BLOCK, returns an empty list):
+///   - pointwise, constexprs [XBLOCK]
+///   - pointwise, constexprs {XBLOCK, YBLOCK}
+///   - reduction, constexprs {XBLOCK, R0_BLOCK}
+///   - persistent_reduction, constexprs [XBLOCK] with fixed_constexprs.R0_BLOCK
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kernelopt::agents {
+
+/// Candidate configs for `kernel` (one kernel object of the artifact JSON:
+/// kind, constexprs, fixed_constexprs, size_hints) around `current_config`
+/// (the config Inductor's launcher chose, same shape as the results).
+std::vector<nlohmann::json> tuner_space(const nlohmann::json& kernel, const nlohmann::json& current_config,
+                                        int max_configs);
+
+}  // namespace kernelopt::agents

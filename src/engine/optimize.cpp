@@ -1,0 +1,190 @@
+// The optimize run loop. See optimize.hpp for the contract.
+#include "engine/optimize.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agents/planner.hpp"
+#include "agents/profiler.hpp"
+#include "engine/kernel_search.hpp"
+#include "engine/run_dir.hpp"
+#include "report/report.hpp"
+#include "store/store.hpp"
+#include "util/fs.hpp"
+#include "util/hash.hpp"
+#include "util/version.hpp"
+#include "verify/model_gate.hpp"
+#include "verify/stats.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kernelopt::engine {
+
+std::string find_python_path() {
+  for (const char* var : {"KERNELOPT_PYTHONPATH"}) {
+    if (const char* v = std::getenv(var); v && fs::exists(fs::path(v) / "kernelopt")) return v;
+  }
+  if (const char* root = std::getenv("KERNELOPT_ROOT"); root && fs::exists(fs::path(root) / "python/kernelopt")) {
+    return (fs::path(root) / "python").string();
+  }
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  for (fs::path dir = exe.parent_path(); !ec && !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    if (fs::exists(dir / "python/kernelopt/worker/server.py")) return (dir / "python").string();
+  }
+  return "";
+}
+
+namespace {
+
+std::vector<double> samples_of(const json& j) { return j.get<std::vector<double>>(); }
+
+worker::WorkerOptions worker_options(const OptimizeOptions& o, const fs::path& out) {
+  worker::WorkerOptions w;
+  w.python = o.python;
+  w.python_path = o.python_path.empty() ? find_python_path() : o.python_path;
+  if (w.python_path.empty()) throw UserError("cannot find kernelopt's python/ directory; set KERNELOPT_ROOT");
+  w.log_path = (out / "logs" / "worker.log").string();
+  return w;
+}
+
+/// Profiles one module and turns the worker's numbers into agent inputs.
+std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::Module& m, json& raw) {
+  json args = ctx.base_args;
+  args["module"] = m.index;
+  args["reps"] = 20;
+  raw = ctx.request("profile", args);
+  double module_ms = verify::median(samples_of(raw["module_samples_ms"]));
+  std::vector<agents::KernelMeasurement> ms;
+  for (const auto& k : raw["kernels"]) {
+    agents::KernelMeasurement km;
+    km.name = k["name"];
+    km.kind = k["kind"];
+    km.launches = k["launches"];
+    km.bytes = k["bytes"].get<double>();
+    km.time_ms = k["samples_ms"].empty() ? 0.0 : verify::median(samples_of(k["samples_ms"]));
+    ms.push_back(km);
+  }
+  agents::DeviceLimits limits;
+  limits.bandwidth_gbps = raw.value("bandwidth_gbps", 0.0);
+  return agents::profile_kernels(ms, module_ms, limits);
+}
+
+}  // namespace
+
+json optimize(const OptimizeOptions& o) {
+  if (!fs::is_regular_file(o.problem)) throw UserError(fmt::format("{}: no such file", o.problem.string()));
+  if (o.seeds.size() < 3) throw UserError("at least 3 seeds are needed for the correctness gates");
+  const std::string problem_hash = util::sha256_hex(util::read_file(o.problem));
+  RunDir run_dir = RunDir::prepare(o.out_dir, o.problem, problem_hash);
+  const fs::path out = run_dir.path();
+
+  util::ensure_dir(o.workspace);
+  store::Store st = store::Store::open(o.workspace / "store.db");
+  store::RunRecord rec;
+  rec.input_path = fs::absolute(o.problem).string();
+  rec.input_hash = problem_hash;
+  rec.out_dir = out.string();
+  rec.status = "running";
+  rec.options = {{"seeds", o.seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"budget", o.budget}};
+  const int64_t run_id = st.create_run(rec);
+
+  worker::Worker w(worker_options(o, out));
+  Context ctx{o, w, st, run_id, out, {}};
+  ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds}};
+
+  spdlog::info("[1/5] capturing: torch.compile of {} (seeds {})", o.problem.string(), fmt::join(o.seeds, ","));
+  json cap_args = ctx.base_args;
+  cap_args["out_dir"] = out.string();
+  json capture = ctx.request("capture", cap_args);
+  std::vector<artifact::Module> modules;
+  for (const auto& m : capture["modules"]) {
+    std::string path = m["path"];
+    modules.push_back(artifact::module_from_json(m["artifact"], util::read_file(path), m["index"], path));
+  }
+  for (const auto& m : modules) {
+    spdlog::info("  module {}: {} Triton kernel(s), {} vendor call(s)", m.index, m.kernels.size(), m.vendor_calls.size());
+  }
+
+  report::Report rep;
+  rep.problem = o.problem.string();
+  rep.problem_hash = problem_hash;
+  rep.out_dir = out.string();
+  rep.versions = capture["versions"];
+  rep.options = rec.options;
+
+  std::vector<std::map<std::string, std::string>> winners(modules.size());
+  for (auto& m : modules) {
+    spdlog::info("[2/5] profiling module {}", m.index);
+    json raw;
+    auto profiles = profile_module(ctx, m, raw);
+    report::ModuleReport mr;
+    mr.index = m.index;
+    mr.module_ms = verify::median(samples_of(raw["module_samples_ms"]));
+    mr.bandwidth_gbps = raw.value("bandwidth_gbps", 0.0);
+    for (const auto& v : m.vendor_calls) mr.vendor_calls.push_back(v.op);
+    auto plan = agents::plan(profiles, o.budget);
+    for (const auto& p : profiles) {
+      const auto* k = m.find_kernel(p.name);
+      const json& raw_k = *std::find_if(raw["kernels"].begin(), raw["kernels"].end(),
+                                        [&](const json& j) { return j["name"] == p.name; });
+      st.upsert_kernel(run_id, m.index, p.name, p.kind, k->source_hash, p.to_json());
+      report::KernelReport kr;
+      kr.profile = p;
+      kr.aten_ops = k->aten_ops;
+      kr.baseline_config = raw_k["config"];
+      auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& pi) { return pi.kernel == p.name; });
+      if (it != plan.end()) kr.plan = *it;
+      spdlog::info("  {} {}: {:.4f} ms ({:.0f}% of module), {}", p.kind, p.name, p.time_ms, 100 * p.share,
+                   p.diagnosis);
+      mr.kernels.push_back(kr);
+    }
+    spdlog::info("[3/5] tuning module {}: {} kernel(s) planned", m.index,
+                 std::count_if(plan.begin(), plan.end(), [](const auto& p) { return p.budget > 0; }));
+    for (auto& kr : mr.kernels) {
+      if (kr.plan.budget <= 0) {
+        kr.outcome.status = "skipped";
+        kr.outcome.why = kr.plan.why;
+        continue;
+      }
+      kr.outcome = search_kernel(ctx, m, *m.find_kernel(kr.profile.name), kr.baseline_config, kr.plan.budget);
+      if (kr.outcome.status == "improved") winners[m.index][kr.profile.name] = kr.outcome.winner_source;
+    }
+    rep.modules.push_back(mr);
+  }
+
+  spdlog::info("[4/5] stitching");
+  for (auto& m : modules) {
+    auto& mr = rep.modules[m.index];
+    std::string optimized = stitch_module(ctx, m, winners[m.index], mr);
+    run_dir.write_optimized(m.index, optimized, optimized != m.source);
+  }
+  run_dir.write_manifest();
+
+  spdlog::info("[5/5] verifying end to end on fresh seeds {}", fmt::join(o.final_seeds, ","));
+  rep.end_to_end = final_check(ctx, run_dir);
+  if (!rep.end_to_end.passed && run_dir.any_optimized()) {
+    spdlog::warn("end-to-end verification failed ({}); keeping the compiler's baseline", rep.end_to_end.why);
+    for (auto& m : modules) run_dir.write_optimized(m.index, m.source, false);
+    run_dir.write_manifest();
+    rep.reverted_why = rep.end_to_end.why;
+    rep.end_to_end = final_check(ctx, run_dir);
+  }
+  rep.improved = run_dir.any_optimized();
+  json report_json = report::to_json(rep);
+  report::write(rep, out);
+  st.set_run_status(run_id, "done", report_json["summary"]);
+  spdlog::info("done: {}", report_json["summary"]["headline"].get<std::string>());
+  spdlog::info("outputs in {} (report.md, report.json, optimized/, manifest.json)", out.string());
+  return report_json;
+}
+
+}  // namespace kernelopt::engine

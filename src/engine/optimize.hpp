@@ -1,0 +1,30 @@
+/// \file
+/// The optimize run: capture -> profile -> plan -> tune each targeted kernel
+/// through the four gates -> stitch winners -> verify end to end -> write
+/// outputs. The engine decides; the worker measures. If nothing passes every
+/// gate, the run's output is Inductor's baseline, byte-identical.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/options.hpp"
+
+namespace kernelopt::engine {
+
+/// A failure the user can act on: printed as one line, exit status 2.
+class UserError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Runs one optimization; returns the report JSON (also written to out_dir).
+/// Throws UserError for bad input (missing file, no GPU, foreign out_dir, ...).
+nlohmann::json optimize(const OptimizeOptions& options);
+
+/// The repo's python/ directory, found next to the running binary or from
+/// KERNELOPT_PYTHONPATH / KERNELOPT_ROOT; "" if not found.
+std::string find_python_path();
+
+}  // namespace kernelopt::engine

@@ -1,0 +1,31 @@
+/// \file
+/// Options of one `kernelopt optimize` run, with the defaults a user gets.
+/// Tolerances and sample counts follow how the field measures (shared/GPU.md):
+/// fp32 atol = rtol = 1e-4, 100 timed trials, L2 flushed before each.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kernelopt::engine {
+
+struct OptimizeOptions {
+  std::filesystem::path problem;             ///< KernelBench-format model file
+  std::filesystem::path out_dir;             ///< run directory (created; must be empty or this problem's)
+  std::filesystem::path workspace = ".kernelopt";  ///< holds store.db, shared by runs
+  std::string python = "python3";            ///< interpreter with torch and triton
+  std::string python_path;                   ///< the repo's python/ dir; found from the binary if empty
+  std::string device = "cuda";
+  std::vector<int> seeds = {0, 1, 2};        ///< input seeds the gates check on (>= 3)
+  std::vector<int> final_seeds = {1000, 1001, 1002};  ///< fresh seeds for the end-to-end check
+  double atol = 1e-4, rtol = 1e-4;           ///< fp32 tolerances; fp16/bf16 use 1e-2
+  int budget = 48;                           ///< tuner configs screened, over all kernels
+  int gate_top_k = 3;                        ///< best screened configs per kernel sent through gates 2-4
+  int screen_trials = 20;                    ///< timed trials per config when screening
+  int gate_trials = 100;                     ///< timed trials per series in the performance gate
+  int request_timeout_s = 900;               ///< one worker request; a hang is killed after this
+  double final_error_ratio = 1.0;            ///< end to end: optimized error vs float64 may be this times the baseline's
+};
+
+}  // namespace kernelopt::engine

@@ -1,0 +1,134 @@
+// report.json and report.md of a run. See report.hpp.
+#include "report/report.hpp"
+
+#include <fmt/format.h>
+
+#include "util/fs.hpp"
+#include "util/version.hpp"
+
+using nlohmann::json;
+
+namespace kernelopt::report {
+
+namespace {
+
+json estimate_json(const verify::SpeedupEstimate& e) {
+  return {{"speedup", e.speedup}, {"ci_low", e.ci_low}, {"ci_high", e.ci_high}, {"confidence", e.confidence},
+          {"baseline_median", e.baseline_median}, {"candidate_median", e.candidate_median},
+          {"n_baseline", e.n_baseline}, {"n_candidate", e.n_candidate}};
+}
+
+std::string headline(const Report& r) {
+  const auto& e = r.end_to_end;
+  if (!r.improved) {
+    return fmt::format("baseline kept (byte-identical to torch.compile's output){}",
+                       r.reverted_why.empty() ? "" : ": end-to-end check failed: " + r.reverted_why);
+  }
+  return fmt::format("{:.3f}x vs torch.compile [{:.3f}, {:.3f}] ({:.4f} -> {:.4f} ms median), correct on fresh seeds",
+                     e.speedup.speedup, e.speedup.ci_low, e.speedup.ci_high, e.baseline_ms, e.optimized_ms);
+}
+
+}  // namespace
+
+json to_json(const Report& r) {
+  json modules = json::array();
+  int improved = 0, kernels = 0;
+  for (const auto& m : r.modules) {
+    json ks = json::array();
+    for (const auto& k : m.kernels) {
+      kernels++;
+      improved += k.outcome.status == "improved";
+      json o = {{"status", k.outcome.status}, {"why", k.outcome.why}, {"winner_config", k.outcome.winner_config},
+                {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by}};
+      if (k.outcome.status == "improved") {
+        o["kernel_speedup"] = estimate_json(k.outcome.kernel_speedup);
+        o["after_ms"] = k.outcome.after_ms;
+        const double after_gbps = k.outcome.after_ms > 0 ? k.profile.bytes / (k.outcome.after_ms * 1e6) : 0;
+        o["after_achieved_gbps"] = after_gbps;
+        o["after_roofline_fraction"] = m.bandwidth_gbps > 0 ? after_gbps / m.bandwidth_gbps : 0;
+      }
+      json plan = {{"score", k.plan.score}, {"budget", k.plan.budget}, {"why", k.plan.why}};
+      ks.push_back({{"name", k.profile.name}, {"aten_ops", k.aten_ops}, {"profile", k.profile.to_json()},
+                    {"baseline_config", k.baseline_config}, {"plan", plan}, {"outcome", o}});
+    }
+    modules.push_back({{"index", m.index}, {"module_ms", m.module_ms}, {"bandwidth_gbps", m.bandwidth_gbps},
+                       {"vendor_calls", m.vendor_calls}, {"kernels", ks}, {"stitch_decision", m.stitch_decision}});
+  }
+  const auto& e = r.end_to_end;
+  json e2e = {{"passed", e.passed}, {"why", e.why}, {"substituted", e.substituted},
+              {"expected_substitutions", e.expected_substitutions}, {"max_err_optimized", e.max_err_optimized},
+              {"max_err_baseline", e.max_err_baseline}, {"mismatches", e.mismatches},
+              {"eager_ms", {{"median", e.eager_ms}, {"mean", e.eager_mean_ms}}},
+              {"baseline_ms", {{"median", e.baseline_ms}, {"mean", e.baseline_mean_ms}}},
+              {"optimized_ms", {{"median", e.optimized_ms}, {"mean", e.optimized_mean_ms}}},
+              {"speedup_vs_compile", estimate_json(e.speedup)},
+              {"speedup_vs_eager", e.optimized_ms > 0 ? e.eager_ms / e.optimized_ms : 0.0}, {"trials", e.trials},
+              {"method", "CUDA events; 3 warm-up calls; L2 flushed (256 MB write) before each trial; "
+                         "eager, torch.compile and optimized interleaved; median and mean"}};
+  json summary = {{"headline", headline(r)}, {"improved", r.improved}, {"kernels", kernels},
+                  {"kernels_improved", improved}, {"correct", e.passed}};
+  return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
+          {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
+          {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why}};
+}
+
+std::string to_markdown(const json& j) {
+  std::string md = fmt::format("# kernelopt report: {}\n\n**{}**\n\n", j["problem"].get<std::string>(),
+                               j["summary"]["headline"].get<std::string>());
+  const auto& v = j["versions"];
+  md += fmt::format("Device: {}; torch {}; triton {}; kernelopt {}.\n\n", v.value("gpu", "?"), v.value("torch", "?"),
+                    v.value("triton", "?"), j["kernelopt"].get<std::string>());
+  const auto& e = j["end_to_end"];
+  md += "## End to end\n\n| | median ms | mean ms |\n|---|---:|---:|\n";
+  for (const char* k : {"eager_ms", "baseline_ms", "optimized_ms"}) {
+    md += fmt::format("| {} | {:.4f} | {:.4f} |\n", k, e[k]["median"].get<double>(), e[k]["mean"].get<double>());
+  }
+  const auto& s = e["speedup_vs_compile"];
+  md += fmt::format("\nSpeedup vs torch.compile: {:.3f}x (95% CI [{:.3f}, {:.3f}], {} trials each). {}\n\n",
+                    s["speedup"].get<double>(), s["ci_low"].get<double>(), s["ci_high"].get<double>(),
+                    e["trials"].get<int>(), e["method"].get<std::string>());
+  md += fmt::format("Correctness on fresh seeds: {} ({}); max |err| vs float64 eager: optimized {:.3g}, "
+                    "torch.compile {:.3g}; modules substituted {}/{}.\n\n",
+                    e["passed"].get<bool>() ? "pass" : "FAIL", e["why"].get<std::string>(),
+                    e["max_err_optimized"].get<double>(), e["max_err_baseline"].get<double>(),
+                    e["substituted"].get<int>(), e["expected_substitutions"].get<int>());
+  if (!j["reverted_why"].get<std::string>().empty()) {
+    md += "The optimized modules were reverted to the baseline: " + j["reverted_why"].get<std::string>() + "\n\n";
+  }
+  for (const auto& m : j["modules"]) {
+    md += fmt::format("## Module {} ({:.4f} ms)\n\n", m["index"].get<int>(), m["module_ms"].get<double>());
+    md += fmt::format("Vendor calls kept as the compiler chose: {}.\n\n",
+                      m["vendor_calls"].empty() ? "none" : fmt::format("{}", fmt::join(m["vendor_calls"], ", ")));
+    md += "| kernel | kind | before ms | share | % of bandwidth | after ms | % after | outcome |\n";
+    md += "|---|---|---:|---:|---:|---:|---:|---|\n";
+    for (const auto& k : m["kernels"]) {
+      const auto& p = k["profile"];
+      const auto& o = k["outcome"];
+      const bool imp = o["status"] == "improved";
+      md += fmt::format("| `{}` | {} | {:.4f} | {:.0f}% | {:.0f}% | {} | {} | {}: {} |\n", k["name"].get<std::string>(),
+                        p["kind"].get<std::string>(), p["time_ms"].get<double>(), 100 * p["share"].get<double>(),
+                        100 * p["roofline_fraction"].get<double>(),
+                        imp ? fmt::format("{:.4f}", o["after_ms"].get<double>()) : "-",
+                        imp ? fmt::format("{:.0f}%", 100 * o["after_roofline_fraction"].get<double>()) : "-",
+                        o["status"].get<std::string>(), o["why"].get<std::string>());
+    }
+    md += "\nGates per kernel (candidates rejected by each gate; screened = configs timed, gated = sent through "
+          "gates 2-4):\n\n";
+    for (const auto& k : m["kernels"]) {
+      const auto& o = k["outcome"];
+      md += fmt::format("- `{}`: plan: {}; screened {}, gated {}, rejected {}\n", k["name"].get<std::string>(),
+                        k["plan"]["why"].get<std::string>(), o["screened"].get<int>(), o["gated"].get<int>(),
+                        o["rejected_by"].dump());
+    }
+    md += "\n" + m["stitch_decision"].get<std::string>() + ".\n\n";
+  }
+  return md;
+}
+
+void write(const Report& r, const std::filesystem::path& dir) {
+  json j = to_json(r);
+  util::write_file_atomic(dir / "report.json", j.dump(1) + "\n");
+  util::write_file_atomic(dir / "report.md", to_markdown(j));
+}
+
+}  // namespace kernelopt::report

@@ -1,0 +1,74 @@
+/// \file
+/// What a run reports: per kernel before/after time, % of roofline, gates
+/// passed and what changed; end-to-end numbers measured as the field does.
+/// Written as report.json (for tools) and report.md (for people).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/planner.hpp"
+#include "agents/profiler.hpp"
+#include "verify/stats.hpp"
+
+namespace kernelopt::report {
+
+struct KernelOutcome {
+  std::string status;            ///< "improved" | "kept baseline" | "skipped"
+  std::string why;               ///< one line
+  nlohmann::json winner_config;  ///< launch config of the kept candidate, null otherwise
+  std::string winner_source;     ///< its kernel source (not serialized)
+  verify::SpeedupEstimate kernel_speedup;  ///< of the kept candidate
+  double after_ms = 0;           ///< kernel median with the kept candidate, ms
+  int screened = 0;              ///< configs timed in the screen
+  int gated = 0;                 ///< candidates sent through gates 2-4
+  std::map<std::string, int> rejected_by;  ///< gate -> candidates it rejected
+};
+
+struct KernelReport {
+  agents::KernelProfile profile;
+  std::vector<std::string> aten_ops;
+  nlohmann::json baseline_config;
+  agents::PlanItem plan;
+  KernelOutcome outcome;
+};
+
+struct ModuleReport {
+  int index = 0;
+  double module_ms = 0;          ///< median module call before, ms
+  double bandwidth_gbps = 0;     ///< measured copy bandwidth of the device
+  std::vector<std::string> vendor_calls;
+  std::vector<KernelReport> kernels;
+  std::string stitch_decision;   ///< what was stitched, or why the baseline stays
+};
+
+struct EndToEnd {
+  bool passed = false;           ///< outputs correct and every optimized module substituted
+  std::string why;
+  int substituted = 0, expected_substitutions = 0;
+  double max_err_optimized = 0, max_err_baseline = 0;  ///< max |out - float64 eager| over seeds
+  int mismatches = 0;            ///< elements beyond tolerance vs float64 eager where the baseline was within
+  double eager_ms = 0, baseline_ms = 0, optimized_ms = 0;              ///< medians
+  double eager_mean_ms = 0, baseline_mean_ms = 0, optimized_mean_ms = 0;
+  verify::SpeedupEstimate speedup;  ///< baseline / optimized
+  int trials = 0;
+};
+
+struct Report {
+  std::string problem, problem_hash, out_dir;
+  nlohmann::json versions, options;
+  std::vector<ModuleReport> modules;
+  EndToEnd end_to_end;
+  bool improved = false;
+  std::string reverted_why;      ///< set when the end-to-end check undid the optimized modules
+};
+
+nlohmann::json to_json(const Report& report);
+std::string to_markdown(const nlohmann::json& report_json);
+/// Writes report.json and report.md into dir.
+void write(const Report& report, const std::filesystem::path& dir);
+
+}  // namespace kernelopt::report

@@ -1,0 +1,1 @@
+add_kernelopt_test(test_agents test_agents_profiler.cpp test_agents_planner.cpp test_agents_tuner.cpp)

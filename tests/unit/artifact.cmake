@@ -1,0 +1,1 @@
+add_kernelopt_test(test_artifact test_artifact_artifact.cpp test_artifact_stitch.cpp test_artifact_config.cpp)

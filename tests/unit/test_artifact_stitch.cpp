@@ -1,0 +1,155 @@
+#include "artifact/stitch.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "util/fs.hpp"
+
+using namespace kernelopt::artifact;
+
+namespace {
+
+Module load(const std::string& name) {
+  std::string base = std::string(KERNELOPT_SOURCE_DIR) + "/tests/fixtures/inductor/" + name;
+  return module_from_json(nlohmann::json::parse(kernelopt::util::read_file(base + ".artifact.json")),
+                          kernelopt::util::read_file(base + ".py"), 0, base + ".py");
+}
+
+// The full line of source containing byte offset pos (without its newline).
+std::string line_at(const std::string& source, std::size_t pos) {
+  std::size_t begin = source.rfind('\n', pos);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  return source.substr(begin, source.find('\n', pos) - begin);
+}
+
+// The full text of 1-based line `line`.
+std::string line_number(const std::string& source, int line) {
+  std::size_t pos = 0;
+  for (int i = 1; i < line; ++i) pos = source.find('\n', pos) + 1;
+  return line_at(source, pos);
+}
+
+}  // namespace
+
+TEST(ArtifactSplice, AppliesReplacementsGivenInAnyOrder) {
+  std::string out = splice("abcdefgh", {{{6, 8}, "GH"}, {{0, 1}, "A"}, {{3, 3}, "+"}, {{4, 6}, ""}});
+  EXPECT_EQ(out, "Abc+dGH");
+  EXPECT_EQ(splice("abc", {}), "abc");
+}
+
+TEST(ArtifactSplice, OverlapThrows) {
+  EXPECT_THROW(splice("abcdefgh", {{{4, 7}, "x"}, {{2, 5}, "y"}}), ArtifactError);
+  EXPECT_NO_THROW(splice("abcdefgh", {{{4, 7}, "x"}, {{2, 4}, "y"}}));
+}
+
+TEST(ArtifactSplice, OutOfRangeThrows) {
+  EXPECT_THROW(splice("abc", {{{2, 4}, "x"}}), ArtifactError);
+  EXPECT_THROW(splice("abc", {{{2, 1}, "x"}}), ArtifactError);
+}
+
+TEST(ArtifactStitch, FixedConfigReplacesOnlyTheDecorator) {
+  Module m = load("softmax");
+  const Kernel& k = m.kernels.at(0);
+  ASSERT_EQ(k.kind, "reduction");
+  LaunchConfig cfg;
+  cfg.blocks = {{"XBLOCK", 2}, {"R0_BLOCK", 1024}};
+  cfg.num_warps = 8;
+  std::string original = m.kernel_source(k);
+  std::string out = kernel_source_with_config(m, k, cfg);
+
+  EXPECT_NE(out.find("@triton_heuristics.fixed_config(config={'R0_BLOCK': 1024, 'XBLOCK': 2, "
+                     "'num_warps': 8, 'num_stages': 1}, filename=__file__, triton_meta="),
+            std::string::npos);
+  EXPECT_NE(out.find(", inductor_meta=" + k.heuristic_args.at("inductor_meta") + ")\n@triton.jit\n"),
+            std::string::npos);
+  EXPECT_EQ(original.find("triton_heuristics.fixed_config("), std::string::npos);
+  EXPECT_NE(original.find("triton_heuristics.reduction("), std::string::npos);
+  EXPECT_EQ(out.find("triton_heuristics.reduction("), std::string::npos);
+
+  std::size_t deco_begin = k.decorator.begin - k.source.begin;
+  std::size_t after = original.size() - (k.decorator.end - k.source.begin);
+  ASSERT_GE(out.size(), after);
+  EXPECT_EQ(out.substr(0, deco_begin), original.substr(0, deco_begin));
+  std::string tail = original.substr(original.size() - after);
+  EXPECT_TRUE(tail.starts_with("\n@triton.jit\ndef " + k.name)) << tail.substr(0, 60);
+  EXPECT_EQ(out.substr(out.size() - after), tail);
+}
+
+TEST(ArtifactStitch, FixedConfigNeedsExactlyTheKernelsConstexprs) {
+  Module m = load("softmax_small");  // persistent: R0_BLOCK is fixed in the body
+  const Kernel& k = m.kernels.at(0);
+  LaunchConfig cfg;
+  cfg.blocks = {{"XBLOCK", 2}, {"R0_BLOCK", 1024}};
+  EXPECT_THROW(kernel_source_with_config(m, k, cfg), ArtifactError);
+  cfg.blocks.erase("R0_BLOCK");
+  EXPECT_NO_THROW(kernel_source_with_config(m, k, cfg));
+  cfg.blocks.clear();
+  EXPECT_THROW(kernel_source_with_config(m, k, cfg), ArtifactError);
+}
+
+TEST(ArtifactStitch, FixedConfigNeedsTheMetaArguments) {
+  Module m = load("softmax_small");
+  Kernel k = m.kernels.at(0);
+  LaunchConfig cfg;
+  cfg.blocks = {{"XBLOCK", 2}};
+  k.heuristic_args.erase("inductor_meta");
+  EXPECT_THROW(kernel_source_with_config(m, k, cfg), ArtifactError);
+  k = m.kernels.at(0);
+  k.heuristic_args.erase("triton_meta");
+  EXPECT_THROW(kernel_source_with_config(m, k, cfg), ArtifactError);
+}
+
+TEST(ArtifactStitch, ReplacingOneKernelKeepsEveryOtherByte) {
+  Module m = load("mlp_block");
+  ASSERT_EQ(m.kernels.size(), 3u);
+  const Kernel& target = m.kernels[1];
+  LaunchConfig cfg;
+  cfg.blocks = {{"XBLOCK", 1024}};
+  std::string replacement = kernel_source_with_config(m, target, cfg);
+  ASSERT_NE(replacement, m.kernel_source(target));
+  std::string out = stitch_kernels(m, {{target.name, replacement}});
+
+  std::string prefix = m.source.substr(0, target.source.begin);
+  std::string suffix = m.source.substr(target.source.end);
+  ASSERT_EQ(out.size(), prefix.size() + replacement.size() + suffix.size());
+  EXPECT_EQ(out.substr(0, prefix.size()), prefix);
+  EXPECT_EQ(out.substr(prefix.size(), replacement.size()), replacement);
+  EXPECT_EQ(out.substr(out.size() - suffix.size()), suffix);
+
+  std::ptrdiff_t shift = static_cast<std::ptrdiff_t>(replacement.size()) -
+                         static_cast<std::ptrdiff_t>(target.source.size());
+  for (const Kernel& k : m.kernels) {
+    if (k.name == target.name) continue;
+    std::size_t begin = k.source.begin > target.source.begin ? k.source.begin + shift : k.source.begin;
+    EXPECT_EQ(out.substr(begin, k.source.size()), m.kernel_source(k)) << k.name;
+  }
+  ASSERT_EQ(m.vendor_calls.size(), 2u);
+  for (const VendorCall& v : m.vendor_calls) {
+    std::string line = line_number(m.source, v.line);
+    ASSERT_NE(line.find("extern_kernels.mm("), std::string::npos) << line;
+    EXPECT_NE(out.find(line + "\n"), std::string::npos) << line;
+  }
+}
+
+TEST(ArtifactStitch, EmptyMapAndIdentityReturnTheOriginal) {
+  Module m = load("mlp_block_small");
+  EXPECT_EQ(stitch_kernels(m, {}), m.source);
+  std::map<std::string, std::string> same;
+  for (const Kernel& k : m.kernels) same[k.name] = m.kernel_source(k);
+  EXPECT_EQ(stitch_kernels(m, same), m.source);
+}
+
+TEST(ArtifactStitch, RejectsTextThatWouldBreakTheLiteral) {
+  Module m = load("mlp_block_small");
+  const std::string name = m.kernels[0].name;
+  const std::string body = m.kernel_source(m.kernels[0]);
+  EXPECT_NO_THROW(stitch_kernels(m, {{name, body + "# ok\n"}}));
+  EXPECT_THROW(stitch_kernels(m, {{name, body + "x = '''\n"}}), ArtifactError);
+  EXPECT_THROW(stitch_kernels(m, {{name, body + "x = \"\"\"\n"}}), ArtifactError);
+  EXPECT_THROW(stitch_kernels(m, {{name, body + "x = '\\n'\n"}}), ArtifactError);
+  EXPECT_THROW(stitch_kernels(m, {{name, body + "x = ''"}}), ArtifactError);
+  EXPECT_THROW(stitch_kernels(m, {{name, body + std::string(1, '\0')}}), ArtifactError);
+  EXPECT_THROW(stitch_kernels(m, {{"triton_not_here", body}}), ArtifactError);
+}
