@@ -3,7 +3,7 @@ import json
 import os
 
 import pytest
-from conftest import FIXTURES
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
 from kernelopt.worker.artifact import ArtifactError, parse_module
 
 

@@ -7,9 +7,8 @@ be caught), the way the engine stitches them.
 import os
 
 import pytest
-from conftest import FIXTURES
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
 
-os.environ["TRITON_INTERPRET"] = "1"
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what kernelopt needs to build and test: Debian packages for the C++
+# engine, and (only where missing) torch, triton and pytest for the worker.
+# An existing torch (e.g. a CUDA build on a GPU machine) is never replaced.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+pkgs="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libsqlite3-dev libssl-dev libgtest-dev libgmock-dev"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing
+fi
+PY=${PYTHON:-python3}
+"$PY" -c "import torch" 2>/dev/null || "$PY" -m pip install -q "torch==2.13.0"
+"$PY" -c "import triton" 2>/dev/null || "$PY" -m pip install -q triton
+"$PY" -c "import pytest" 2>/dev/null || "$PY" -m pip install -q pytest
+"$PY" -c "import numpy" 2>/dev/null || "$PY" -m pip install -q numpy
+echo "setup: done"
