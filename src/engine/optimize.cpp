@@ -78,6 +78,9 @@ std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::
   return agents::profile_kernels(ms, module_ms, limits);
 }
 
+json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
+         const json& options);
+
 }  // namespace
 
 json optimize(const OptimizeOptions& o) {
@@ -97,6 +100,19 @@ json optimize(const OptimizeOptions& o) {
   rec.options = {{"seeds", o.seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"budget", o.budget}};
   const int64_t run_id = st.create_run(rec);
 
+  try {
+    return run(o, st, run_id, run_dir, problem_hash, rec.options);
+  } catch (...) {
+    st.set_run_status(run_id, "failed");
+    throw;
+  }
+}
+
+namespace {
+
+json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
+         const json& options) {
+  const fs::path out = run_dir.path();
   worker::Worker w(worker_options(o, out));
   Context ctx{o, w, st, run_id, out, {}};
   ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds}};
@@ -119,7 +135,7 @@ json optimize(const OptimizeOptions& o) {
   rep.problem_hash = problem_hash;
   rep.out_dir = out.string();
   rep.versions = capture["versions"];
-  rep.options = rec.options;
+  rep.options = options;
 
   std::vector<std::map<std::string, std::string>> winners(modules.size());
   for (auto& m : modules) {
@@ -186,5 +202,7 @@ json optimize(const OptimizeOptions& o) {
   spdlog::info("outputs in {} (report.md, report.json, optimized/, manifest.json)", out.string());
   return report_json;
 }
+
+}  // namespace
 
 }  // namespace kernelopt::engine
