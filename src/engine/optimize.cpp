@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -85,7 +86,9 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
 
 json optimize(const OptimizeOptions& o) {
   if (!fs::is_regular_file(o.problem)) throw UserError(fmt::format("{}: no such file", o.problem.string()));
-  if (o.seeds.size() < 3) throw UserError("at least 3 seeds are needed for the correctness gates");
+  if (std::set<int>(o.seeds.begin(), o.seeds.end()).size() < 3) {
+    throw UserError("at least 3 distinct seeds are needed for the correctness gates");
+  }
   const std::string problem_hash = util::sha256_hex(util::read_file(o.problem));
   RunDir run_dir = RunDir::prepare(o.out_dir, o.problem, problem_hash);
   const fs::path out = run_dir.path();
@@ -117,6 +120,14 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   Context ctx{o, w, st, run_id, out, {}};
   ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds}};
 
+  // The problem file, then the GPU, before the first progress line: bad input is one line on stderr.
+  try {
+    ctx.request("validate", ctx.base_args);
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {  // the worker did not start: a wrong --python, or torch missing
+    throw UserError(fmt::format("the worker did not start with {}: {}", o.python, e.what()));
+  }
   spdlog::info("[1/5] capturing: torch.compile of {} (seeds {})", o.problem.string(), fmt::join(o.seeds, ","));
   json cap_args = ctx.base_args;
   cap_args["out_dir"] = out.string();

@@ -2,6 +2,7 @@
 #include "engine/run_dir.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,17 +23,35 @@ RunDir RunDir::prepare(const fs::path& dir, const fs::path& problem, const std::
   RunDir r;
   r.dir_ = fs::absolute(dir);
   r.problem_hash_ = problem_hash;
-  if (fs::exists(r.dir_)) {
+  std::error_code ec;
+  const bool exists = fs::exists(r.dir_, ec);
+  if (ec) throw UserError(fmt::format("{}: cannot look at it: {}", dir.string(), ec.message()));
+  if (exists) {
     if (!fs::is_directory(r.dir_)) throw UserError(fmt::format("{}: exists and is not a directory", dir.string()));
-    const bool empty = fs::is_empty(r.dir_);
+    const bool empty = fs::is_empty(r.dir_, ec);
+    if (ec) throw UserError(fmt::format("{}: cannot list it: {}", dir.string(), ec.message()));
     if (!empty) {
       if (!fs::exists(r.dir_ / kMarker)) {
         throw UserError(fmt::format("{}: not empty and not a kernelopt run; choose another --out", dir.string()));
       }
-      auto marker = nlohmann::json::parse(util::read_file(r.dir_ / kMarker));
-      if (marker.value("problem_hash", "") != problem_hash) {
-        throw UserError(fmt::format("{}: holds a run of a different problem ({}); choose another --out",
-                                    dir.string(), marker.value("problem", "?")));
+      nlohmann::json marker;
+      try {
+        marker = nlohmann::json::parse(util::read_file(r.dir_ / kMarker));
+      } catch (const std::exception&) {
+        marker = nullptr;
+      }
+      const auto field = [&](const char* key) {
+        return marker.is_object() && marker.contains(key) && marker[key].is_string() ? marker[key].get<std::string>()
+                                                                                     : std::string();
+      };
+      if (field("problem_hash").empty()) {
+        throw UserError(fmt::format("{}: its {} is unreadable, so it may not be a kernelopt run; choose another --out",
+                                    dir.string(), kMarker));
+      }
+      if (field("problem_hash") != problem_hash) {
+        const std::string other = field("problem");
+        throw UserError(fmt::format("{}: holds a run of a different problem ({}); choose another --out", dir.string(),
+                                    other.empty() ? "?" : other));
       }
     }
   }

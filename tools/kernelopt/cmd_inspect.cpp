@@ -62,6 +62,7 @@ Runner add_inspect(CLI::App& app) {
     worker::WorkerOptions wo;
     wo.python = o->python;
     wo.python_path = engine::find_python_path();
+    if (wo.python_path.empty()) throw engine::UserError("cannot find kernelopt's python/ directory; set KERNELOPT_ROOT");
     worker::Worker w(wo);
     if (fs::is_directory(o->target)) {  // a finished run: its baseline modules and measured profile
       if (!fs::exists(o->target / "report.json")) {
@@ -88,6 +89,10 @@ Runner add_inspect(CLI::App& app) {
                               "`kernelopt inspect RUN_DIR`; or pass --code with an Inductor output module");
     }
     auto r = w.request("parse", {{"module_path", fs::absolute(o->target).string()}}, 60000);
+    if (!r.ok() && r.kind == "artifact") {
+      throw engine::UserError(fmt::format("{}: not an Inductor output module kernelopt can read: {}",
+                                          o->target.string(), r.error));
+    }
     if (!r.ok()) throw engine::UserError(fmt::format("{}: {}", o->target.string(), r.error));
     print_artifact(r.result, nullptr);
     return 0;

@@ -1,6 +1,7 @@
 // kernelopt: make a PyTorch model faster than torch.compile, verified.
 #include <cstdio>
 #include <map>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
@@ -8,6 +9,25 @@
 #include "engine/optimize.hpp"
 #include "util/log.hpp"
 #include "util/version.hpp"
+
+namespace {
+
+/// An error is one line on stderr: line breaks inside a message become "; ".
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n' || text[i] == '\r') {
+      while (i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) ++i;
+      out += "; ";
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"kernelopt: rewrites the Triton kernels torch.compile generates, keeps only verified wins"};
@@ -25,7 +45,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "kernelopt: error: %s (see --help)\n", one_line(e.what()).c_str());
+    return 2;
   }
   kernelopt::util::setup_logging(verbose, "");
   try {
@@ -33,10 +55,10 @@ int main(int argc, char** argv) {
       if (sub->parsed()) return run();
     }
   } catch (const kernelopt::engine::UserError& e) {
-    std::fprintf(stderr, "kernelopt: error: %s\n", e.what());
+    std::fprintf(stderr, "kernelopt: error: %s\n", one_line(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kernelopt: internal error: %s\n", e.what());
+    std::fprintf(stderr, "kernelopt: internal error: %s\n", one_line(e.what()).c_str());
     return 3;
   }
   return 1;

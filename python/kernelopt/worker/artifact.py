@@ -26,6 +26,7 @@ _SHAPE_DTYPES = {
 
 class ArtifactError(ValueError):
     """The module is not Inductor output kernelopt understands."""
+    kind = "artifact"
 
 
 def _byte_offsets(source):

@@ -9,10 +9,20 @@ import os
 import sys
 
 INIT_SEED = 0  # weights are drawn once, from this seed, and saved with the run
+REQUIRED = ("Model", "get_inputs", "get_init_inputs")
 
 
 class ProblemError(Exception):
     kind = "problem"
+
+
+def describe(exc):
+    """`Type: first line of the message`: one line, whatever the exception's message holds."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    if len(lines) > 1:
+        text += " [...]"
+    return text[:500]
 
 
 def file_hash(path):
@@ -22,6 +32,8 @@ def file_hash(path):
 
 def load_problem(path):
     """The problem module at path, checked for the three names the format requires."""
+    if os.path.isdir(path):
+        raise ProblemError(f"{path}: is a directory, not a model file")
     if not os.path.isfile(path):
         raise ProblemError(f"{path}: no such file")
     name = "kernelopt_problem_" + file_hash(path)[:12]
@@ -29,16 +41,26 @@ def load_problem(path):
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # as an import does: dataclasses, pickle and inspect look the module up by name
     try:
-        spec.loader.exec_module(mod)
-    except SyntaxError as exc:
-        raise ProblemError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except Exception as exc:
-        raise ProblemError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from None
-    for attr in ("Model", "get_inputs", "get_init_inputs"):
-        if not hasattr(mod, attr):
-            raise ProblemError(f"{path}: defines no `{attr}` (KernelBench format needs Model, get_inputs, get_init_inputs)")
-    sys.modules[name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except SyntaxError as exc:  # may be in a file the problem imports: name that file
+            where = exc.filename if exc.filename and exc.filename != "<string>" else path
+            line = f":{exc.lineno}" if exc.lineno else ""
+            raise ProblemError(f"{where}{line}: syntax error: {exc.msg}") from None
+        except (Exception, SystemExit) as exc:
+            raise ProblemError(f"{path}: importing it raised {describe(exc)}") from None
+        for attr in REQUIRED:
+            if not hasattr(mod, attr):
+                raise ProblemError(f"{path}: defines no `{attr}` "
+                                   "(KernelBench format needs Model, get_inputs, get_init_inputs)")
+            if not callable(getattr(mod, attr)):
+                raise ProblemError(f"{path}: `{attr}` is not callable "
+                                   "(KernelBench format: class Model, def get_inputs(), def get_init_inputs())")
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return mod
 
 
@@ -48,10 +70,15 @@ def build_model(problem, path, device):
     torch.manual_seed(INIT_SEED)
     try:
         init = list(problem.get_init_inputs())
+    except Exception as exc:
+        raise ProblemError(f"{path}: get_init_inputs() raised {describe(exc)}") from None
+    try:
         with torch.device(device):
             model = problem.Model(*init)
     except Exception as exc:
-        raise ProblemError(f"{path}: building Model(*get_init_inputs()) raised {type(exc).__name__}: {exc}") from None
+        raise ProblemError(f"{path}: building Model(*get_init_inputs()) raised {describe(exc)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise ProblemError(f"{path}: Model(*get_init_inputs()) is a {type(model).__name__}, not a torch.nn.Module")
     return model.to(device).eval()
 
 
@@ -61,7 +88,22 @@ def make_inputs(problem, path, seed, device):
     torch.manual_seed(seed)
     try:
         with torch.device(device):
-            inputs = list(problem.get_inputs())
+            inputs = problem.get_inputs()
     except Exception as exc:
-        raise ProblemError(f"{path}: get_inputs() raised {type(exc).__name__}: {exc}") from None
+        raise ProblemError(f"{path}: get_inputs() raised {describe(exc)}") from None
+    if not isinstance(inputs, (list, tuple)):
+        raise ProblemError(f"{path}: get_inputs() returned a {type(inputs).__name__}, not a list of the forward's inputs")
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def check_problem(problem, path, seed=0):
+    """Builds the model and draws one seed's inputs without a GPU, so that a broken problem
+    file is reported as such wherever it is checked. Tries the meta device first (no memory,
+    no time); meta tensors hold no data, so whatever fails there is re-run on the CPU, and
+    only an error the CPU confirms is reported."""
+    try:
+        build_model(problem, path, "meta")
+        make_inputs(problem, path, seed, "meta")
+    except ProblemError:
+        build_model(problem, path, "cpu")
+        make_inputs(problem, path, seed, "cpu")

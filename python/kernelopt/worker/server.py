@@ -73,10 +73,20 @@ def main():
             try:
                 resp = {"id": rid, "ok": True, "result": op(req.get("args") or {})}
             except Exception as exc:  # errors are data for the engine
-                resp = {"id": rid, "ok": False, "error": f"{type(exc).__name__}: {exc}",
+                resp = {"id": rid, "ok": False, "error": _message(exc),
                         "kind": getattr(exc, "kind", "exception"),
                         "traceback": traceback.format_exc(limit=8)}
         proto_out.write(json.dumps(resp, default=_json_default) + "\n")
+
+
+def _message(exc):
+    """The error's one line. An exception with a `kind` (ProblemError, CaptureError, NoGpuError, ...)
+    carries a sentence written for the user, sent as is; any other is prefixed with its type."""
+    text = str(exc) if hasattr(type(exc), "kind") else f"{type(exc).__name__}: {exc}"
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    return lines[0] + (" [...]" if len(lines) > 1 else "")
 
 
 def _json_default(obj):

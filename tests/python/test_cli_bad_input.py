@@ -1,0 +1,229 @@
+"""The real `kernelopt` binary on bad input: one clear line on stderr, a non-zero exit, no
+traceback, and nothing of the user's overwritten.
+
+Runs on any machine. The problem-file errors are checked by the worker before it looks for
+a GPU, so they read the same with or without one; the no-GPU case needs a machine without one.
+"""
+import os
+import re
+import subprocess
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.path.join(ROOT, "build", "tools", "kernelopt", "kernelopt")
+USER_ERROR = 2  # tools/kernelopt/main.cpp: UserError and command-line errors
+
+GOOD = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def _cuda_available():
+    import torch
+    return torch.cuda.is_available()
+
+
+@pytest.fixture(scope="session")
+def kernelopt():
+    """The engine binary, built with scripts/build.sh when it is not there yet."""
+    if not os.path.isfile(BINARY):
+        build = subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], capture_output=True, text=True)
+        assert build.returncode == 0, f"scripts/build.sh failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}"
+    assert os.access(BINARY, os.X_OK), f"{BINARY} is missing after scripts/build.sh"
+    return BINARY
+
+
+@pytest.fixture
+def cli(kernelopt, tmp_path):
+    """Runs kernelopt in tmp_path; optimize gets a --workspace there."""
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)  # conftest sets it for this process; a user's run has none
+
+    def run(*args, workspace=True):
+        argv = [kernelopt, *map(str, args)]
+        if workspace and args and args[0] == "optimize":
+            argv += ["--workspace", str(tmp_path / "ws")]
+        return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    return run
+
+
+def write(tmp_path, text, name="model.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def one_error_line(proc, *needles, code=USER_ERROR):
+    """proc failed with `code`, printing exactly one `kernelopt: error:` line naming each needle."""
+    assert proc.returncode == code, f"exit {proc.returncode}, stderr:\n{proc.stderr}"
+    assert proc.stdout == "", proc.stdout
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.endswith("\n"), f"not one line:\n{proc.stderr}"
+    line = proc.stderr.rstrip("\n")
+    assert line.startswith("kernelopt: error: "), line
+    for needle in needles:
+        assert needle in line, f"{needle!r} not in {line!r}"
+    # a sentence for the user, not an exception's repr (the user's own exception may be quoted inside)
+    assert not re.match(r"kernelopt: error: \w+(Error|Exception): ", line), line
+    for internal in ("ProblemError", "ArtifactError", "NoGpuError", "CaptureError"):
+        assert internal not in line, line
+    return line
+
+
+# --- the model file -------------------------------------------------------------------------
+
+def test_missing_model_file(cli, tmp_path):
+    proc = cli("optimize", "missing.py", "--out", tmp_path / "run")
+    one_error_line(proc, "missing.py", "no such file")
+    assert not (tmp_path / "run").exists()
+
+
+def test_syntax_error(cli, tmp_path):
+    path = write(tmp_path, "import torch\n\nclass Model(torch.nn.Module:\n    pass\n")
+    proc = cli("optimize", path, "--out", tmp_path / "run")
+    one_error_line(proc, f"{path}:3: syntax error")
+
+
+def test_no_model(cli, tmp_path):
+    path = write(tmp_path, GOOD.replace("class Model(", "class Net("))
+    proc = cli("optimize", path, "--out", tmp_path / "run")
+    line = one_error_line(proc, str(path), "`Model`")
+    assert "defines no" in line
+
+
+def test_get_inputs_raising(cli, tmp_path):
+    path = write(tmp_path, GOOD.replace("return [torch.randn(8, 32)]",
+                                        "raise ValueError('dim must be even\\nsecond line')"))
+    proc = cli("optimize", path, "--out", tmp_path / "run")
+    line = one_error_line(proc, str(path), "get_inputs()", "ValueError: dim must be even")
+    assert "second line" not in line
+
+
+def test_model_constructor_raising(cli, tmp_path):
+    path = write(tmp_path, GOOD.replace("class Model(nn.Module):\n",
+                                        "class Model(nn.Module):\n    def __init__(self):\n"
+                                        "        raise RuntimeError('weights.bin not found')\n\n"))
+    proc = cli("optimize", path, "--out", tmp_path / "run")
+    one_error_line(proc, str(path), "Model(*get_init_inputs())", "weights.bin not found")
+
+
+@pytest.mark.skipif(_cuda_available(), reason="the no-GPU error needs a machine where no CUDA GPU is visible")
+def test_no_gpu(cli, tmp_path):
+    path = write(tmp_path, GOOD)
+    proc = cli("optimize", path, "--out", tmp_path / "run")
+    one_error_line(proc, "no CUDA GPU")
+
+
+# --- the output directory -------------------------------------------------------------------
+
+def test_out_dir_with_unrelated_files(cli, tmp_path):
+    path = write(tmp_path, GOOD)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "keep.txt").write_bytes(b"my notes\n")
+    proc = cli("optimize", path, "--out", out)
+    one_error_line(proc, str(out), "not a kernelopt run")
+    assert sorted(os.listdir(out)) == ["keep.txt"]
+    assert (out / "keep.txt").read_bytes() == b"my notes\n"
+
+
+def test_out_dir_holding_a_run_of_another_model(cli, tmp_path):
+    first = write(tmp_path, GOOD, name="first.py")
+    if _cuda_available():  # a real run would take minutes there; a run that fails leaves its marker too
+        first.write_text(GOOD.replace("return [torch.randn(8, 32)]", "raise ValueError('stop early')"))
+    out = tmp_path / "run"
+    proc = cli("optimize", first, "--out", out)
+    assert proc.returncode != 0
+    marker = out / "kernelopt-run.json"
+    assert marker.is_file(), proc.stderr
+    before = {p: (out / p).read_bytes() for p in ["kernelopt-run.json"]}
+    listing = sorted(os.listdir(out))
+
+    second = write(tmp_path, GOOD.replace("dim=-1", "dim=0"), name="second.py")
+    proc = cli("optimize", second, "--out", out)
+    one_error_line(proc, str(out), "different problem", str(first))
+    assert {p: (out / p).read_bytes() for p in before} == before
+    assert sorted(os.listdir(out)) == listing
+
+
+def test_out_dir_with_an_unreadable_marker(cli, tmp_path):
+    path = write(tmp_path, GOOD)
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "kernelopt-run.json").write_text("{not json")
+    proc = cli("optimize", path, "--out", out)
+    one_error_line(proc, str(out), "kernelopt-run.json")
+    assert (out / "kernelopt-run.json").read_text() == "{not json"
+    assert os.listdir(out) == ["kernelopt-run.json"]
+
+
+def test_out_path_is_a_regular_file(cli, tmp_path):
+    path = write(tmp_path, GOOD)
+    out = tmp_path / "results.txt"
+    out.write_bytes(b"important\n")
+    proc = cli("optimize", path, "--out", out)
+    one_error_line(proc, str(out), "not a directory")
+    assert out.read_bytes() == b"important\n"
+
+
+# --- the command line -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, needles", [
+    (["--seeds", "1", "2"], ["at least 3 seeds"]),
+    (["--budget", "0"], ["--budget", "0"]),
+    (["--atol", "-1"], ["--atol", "-1"]),
+    (["--rtol", "-0.5"], ["--rtol", "-0.5"]),
+    (["--atol", "tiny"], ["--atol", "tiny"]),
+    (["--no-such-option"], ["--no-such-option"]),
+])
+def test_bad_option_values(cli, tmp_path, args, needles):
+    path = write(tmp_path, GOOD)
+    proc = cli("optimize", path, "--out", tmp_path / "run", *args)
+    line = one_error_line(proc, *needles)
+    assert len(line) < 200, line
+    assert not (tmp_path / "run").exists()
+
+
+def test_no_subcommand(cli):
+    one_error_line(cli(), "subcommand")
+
+
+def test_help_still_succeeds(cli):
+    proc = cli("optimize", "--help")
+    assert proc.returncode == 0 and "--out" in proc.stdout
+
+
+def test_inspect_missing_path(cli, tmp_path):
+    proc = cli("inspect", tmp_path / "nothing_here")
+    one_error_line(proc, "nothing_here", "no such file")
+
+
+def test_inspect_code_on_a_file_that_is_not_inductor_output(cli, tmp_path):
+    path = write(tmp_path, "x = 1\n", name="plain.py")
+    proc = cli("inspect", "--code", path)
+    one_error_line(proc, str(path), "not an Inductor output module")
+    assert path.read_text() == "x = 1\n"
+
+
+def test_inspect_code_on_a_binary_file(cli, tmp_path):
+    path = tmp_path / "blob.py"
+    path.write_bytes(b"\xff\xfe\x00binary")
+    proc = cli("inspect", "--code", path)
+    one_error_line(proc, str(path), "not an Inductor output module")
