@@ -186,7 +186,8 @@ def test_out_path_is_a_regular_file(cli, tmp_path):
 # --- the command line -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, needles", [
-    (["--seeds", "1", "2"], ["at least 3 seeds"]),
+    (["--seeds", "1", "2"], ["at least 3 distinct seeds"]),
+    (["--seeds", "0", "0", "0"], ["at least 3 distinct seeds"]),
     (["--budget", "0"], ["--budget", "0"]),
     (["--atol", "-1"], ["--atol", "-1"]),
     (["--rtol", "-0.5"], ["--rtol", "-0.5"]),
