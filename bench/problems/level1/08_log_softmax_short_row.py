@@ -1,0 +1,23 @@
+"""Log-softmax over a short, non-power-of-two row (96) with a million rows: many tiny reductions."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(x, dim=1)
+
+
+ROWS = 1048576
+ROW_LEN = 96
+
+
+def get_inputs():
+    return [torch.randn(ROWS, ROW_LEN)]
+
+
+def get_init_inputs():
+    return []
