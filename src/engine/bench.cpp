@@ -1,0 +1,187 @@
+// The bench harness. See bench.hpp.
+#include "engine/bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/optimize.hpp"
+#include "util/fs.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kernelopt::engine {
+
+namespace {
+
+constexpr double kFastP[] = {1.0, 1.1, 1.5, 2.0};  // thresholds the field reports fast_p at
+
+std::string level_of(const fs::path& relative) {
+  for (const auto& part : relative) {
+    const std::string s = part.string();
+    if (s.rfind("level", 0) == 0) return s;
+  }
+  return "other";
+}
+
+}  // namespace
+
+std::vector<fs::path> select_problems(const BenchOptions& o) {
+  if (!fs::is_directory(o.problems_dir)) {
+    throw UserError(fmt::format("{}: no such directory", o.problems_dir.string()));
+  }
+  if (o.shard_count < 1 || o.shard_index < 1 || o.shard_index > o.shard_count) {
+    throw UserError(fmt::format("--shard {}/{}: want i/n with 1 <= i <= n", o.shard_index, o.shard_count));
+  }
+  std::vector<fs::path> all;
+  for (const auto& e : fs::recursive_directory_iterator(o.problems_dir)) {
+    if (!e.is_regular_file() || e.path().extension() != ".py") continue;
+    fs::path rel = fs::relative(e.path(), o.problems_dir);
+    if (rel.filename().string().rfind("_", 0) == 0) continue;  // __init__.py and helpers
+    if (!o.filter.empty() && rel.string().find(o.filter) == std::string::npos) continue;
+    if (o.level > 0 && level_of(rel) != fmt::format("level{}", o.level)) continue;
+    all.push_back(rel);
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<fs::path> mine;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (static_cast<int>(i % o.shard_count) == o.shard_index - 1) mine.push_back(all[i]);
+  }
+  return mine;
+}
+
+json bench_row(const fs::path& relative, const json& report, const std::string& error) {
+  json row = {{"problem", relative.string()}, {"level", level_of(relative)}};
+  if (!error.empty()) {
+    row.update({{"status", "failed"}, {"error", error}, {"speedup", 1.0}, {"correct", nullptr}});
+    return row;
+  }
+  const auto& e = report["end_to_end"];
+  const bool correct = e.value("passed", false);
+  const bool improved = report["summary"].value("improved", false);
+  int kernels = 0;
+  for (const auto& m : report["modules"]) kernels += static_cast<int>(m["kernels"].size());
+  double speedup = 1.0;  // a kept baseline counts as 1.0
+  if (improved && correct) speedup = e["speedup_vs_compile"]["speedup"].get<double>();
+  row.update({{"status", !correct ? "incorrect" : improved ? "improved" : "baseline kept"},
+              {"correct", correct},
+              {"speedup", speedup},
+              {"speedup_ci", {e["speedup_vs_compile"]["ci_low"], e["speedup_vs_compile"]["ci_high"]}},
+              {"speedup_vs_eager", e.value("speedup_vs_eager", 0.0)},
+              {"baseline_ms", e["baseline_ms"]["median"]},
+              {"optimized_ms", e["optimized_ms"]["median"]},
+              {"eager_ms", e["eager_ms"]["median"]},
+              {"triton_kernels", kernels},
+              {"kernels_improved", report["summary"].value("kernels_improved", 0)}});
+  return row;
+}
+
+json aggregate(const std::vector<json>& rows) {
+  auto summarize = [](const std::vector<const json*>& rs) {
+    double log_sum = 0;
+    int improved = 0, incorrect = 0, failed = 0, no_kernel = 0;
+    json fast = json::object();
+    for (const json* r : rs) {
+      log_sum += std::log((*r)["speedup"].get<double>());
+      improved += (*r)["status"] == "improved";
+      incorrect += (*r)["status"] == "incorrect";
+      failed += (*r)["status"] == "failed";
+      no_kernel += r->value("triton_kernels", -1) == 0;
+    }
+    for (double p : kFastP) {
+      int n = 0;
+      for (const json* r : rs) n += (*r)["correct"] == true && (*r)["speedup"].get<double>() > p;
+      fast[fmt::format("fast_{:.1f}", p)] = rs.empty() ? 0.0 : static_cast<double>(n) / rs.size();
+    }
+    return json{{"problems", rs.size()}, {"geomean_speedup", rs.empty() ? 1.0 : std::exp(log_sum / rs.size())},
+                {"improved", improved}, {"incorrect", incorrect}, {"failed", failed},
+                {"no_triton_kernel", no_kernel}, {"fast_p", fast}};
+  };
+  std::map<std::string, std::vector<const json*>> by_level;
+  std::vector<const json*> all;
+  for (const auto& r : rows) {
+    by_level[r["level"].get<std::string>()].push_back(&r);
+    all.push_back(&r);
+  }
+  json out = {{"overall", summarize(all)}, {"levels", json::object()}};
+  for (const auto& [level, rs] : by_level) out["levels"][level] = summarize(rs);
+  return out;
+}
+
+namespace {
+
+std::string markdown(const json& bench) {
+  std::string md = "# kernelopt bench\n\n";
+  const auto& o = bench["aggregate"]["overall"];
+  md += fmt::format("{} problems; geomean speedup vs torch.compile {:.3f} (baseline kept = 1.0); improved {}; "
+                    "incorrect {}; failed {}; no Triton kernel {}.\n\n",
+                    o["problems"].get<int>(), o["geomean_speedup"].get<double>(), o["improved"].get<int>(),
+                    o["incorrect"].get<int>(), o["failed"].get<int>(), o["no_triton_kernel"].get<int>());
+  md += "| level | problems | geomean | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 |\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& [level, s] : bench["aggregate"]["levels"].items()) {
+    const auto& f = s["fast_p"];
+    md += fmt::format("| {} | {} | {:.3f} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", level, s["problems"].get<int>(),
+                      s["geomean_speedup"].get<double>(), s["improved"].get<int>(), f["fast_1.0"].get<double>(),
+                      f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(), f["fast_2.0"].get<double>());
+  }
+  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | Triton kernels |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : bench["problems"]) {
+    if (r["status"] == "failed") {
+      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | |\n", r["problem"].get<std::string>(),
+                        r["error"].get<std::string>());
+      continue;
+    }
+    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} |\n", r["problem"].get<std::string>(),
+                      r["status"] == "incorrect" ? "**INCORRECT** " : "", r["status"].get<std::string>(),
+                      r["speedup"].get<double>(), r["baseline_ms"].get<double>(), r["optimized_ms"].get<double>(),
+                      r["eager_ms"].get<double>(), r["triton_kernels"].get<int>());
+  }
+  return md;
+}
+
+}  // namespace
+
+json run_bench(const BenchOptions& o) {
+  auto problems = select_problems(o);
+  if (problems.empty()) throw UserError(fmt::format("{}: no problem files selected", o.problems_dir.string()));
+  util::ensure_dir(o.out_dir);
+  std::vector<json> rows;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const fs::path& rel = problems[i];
+    fs::path run_out = o.out_dir / "runs" / fs::path(rel).replace_extension("");
+    spdlog::info("=== [{}/{}] {}", i + 1, problems.size(), rel.string());
+    json report;
+    std::string error;
+    if (fs::exists(run_out / "report.json")) {  // resumable: a finished problem is read back
+      report = json::parse(util::read_file(run_out / "report.json"));
+      spdlog::info("  finished earlier; reusing {}", (run_out / "report.json").string());
+    } else {
+      OptimizeOptions po = o.optimize;
+      po.problem = o.problems_dir / rel;
+      po.out_dir = run_out;
+      try {
+        report = optimize(po);
+      } catch (const std::exception& e) {  // one problem's failure never stops the others
+        error = e.what();
+        spdlog::error("  {}: {}", rel.string(), error);
+      }
+    }
+    rows.push_back(bench_row(rel, report, error));
+    json partial = {{"problems", rows}, {"aggregate", aggregate(rows)}};
+    util::write_file_atomic(o.out_dir / "bench.json", partial.dump(1) + "\n");
+  }
+  json bench = {{"problems", rows}, {"aggregate", aggregate(rows)},
+                {"shard", fmt::format("{}/{}", o.shard_index, o.shard_count)},
+                {"method", "speedup = torch.compile time / optimized time per model call (median, CUDA events, "
+                           "L2 flushed, interleaved); baseline kept = 1.0; correctness vs float64 eager on fresh seeds"}};
+  util::write_file_atomic(o.out_dir / "bench.json", bench.dump(1) + "\n");
+  util::write_file_atomic(o.out_dir / "bench.md", markdown(bench));
+  return bench;
+}
+
+}  // namespace kernelopt::engine

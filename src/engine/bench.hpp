@@ -1,0 +1,41 @@
+/// \file
+/// `kernelopt bench DIR`: every KernelBench-format problem under DIR through
+/// optimize, then the numbers the field reports: geometric mean of the
+/// speedup over torch.compile (a problem whose baseline was kept counts as
+/// 1.0), how many improved, fast_p, and problems with no Triton kernel.
+/// Resumable: a problem whose run finished is read back, not rerun; one
+/// problem's failure never stops the others.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/options.hpp"
+
+namespace kernelopt::engine {
+
+struct BenchOptions {
+  std::filesystem::path problems_dir;  ///< searched recursively for *.py
+  std::filesystem::path out_dir;       ///< runs/<level>/<name>/ per problem, bench.json, bench.md
+  std::string filter;                  ///< substring of the relative path; "" = all
+  int level = 0;                       ///< only problems under a "level<N>" directory; 0 = all
+  int shard_index = 1, shard_count = 1;  ///< this machine's share: problems i, i+n, ... (1-based)
+  OptimizeOptions optimize;            ///< per-problem options (out_dir and problem are set per problem)
+};
+
+/// The problems `options` selects, as paths relative to problems_dir, sorted.
+std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
+
+/// Per-problem row from a finished run's report.json (or its failure).
+nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::json& report, const std::string& error);
+
+/// Aggregates rows: per level and overall geomean, improved, fast_p, incorrect, no-kernel counts.
+nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
+
+/// Runs the selection; writes bench.json and bench.md; returns bench.json.
+nlohmann::json run_bench(const BenchOptions& options);
+
+}  // namespace kernelopt::engine

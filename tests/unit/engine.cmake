@@ -1,0 +1,1 @@
+add_kernelopt_test(test_engine test_engine_bench.cpp)
