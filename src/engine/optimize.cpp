@@ -179,7 +179,7 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
     for (auto& kr : mr.kernels) {
       if (kr.plan.budget <= 0) {
         kr.outcome.status = "skipped";
-        kr.outcome.why = kr.plan.why;
+        kr.outcome.why = kr.plan.why.rfind("skipped: ", 0) == 0 ? kr.plan.why.substr(9) : kr.plan.why;
         continue;
       }
       kr.outcome = search_kernel(ctx, m, *m.find_kernel(kr.profile.name), kr.baseline_config, kr.plan.budget);
@@ -198,6 +198,12 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
 
   spdlog::info("[5/5] verifying end to end on fresh seeds {}", fmt::join(o.final_seeds, ","));
   rep.end_to_end = final_check(ctx, run_dir);
+  if (rep.end_to_end.passed && run_dir.any_optimized() && rep.end_to_end.speedup.ci_high < 1.0) {
+    rep.end_to_end.passed = false;  // verified per module, but slower end to end beyond noise: not worth keeping
+    rep.end_to_end.why = fmt::format("end to end {:.3f}x [{:.3f}, {:.3f}] is slower than torch.compile",
+                                     rep.end_to_end.speedup.speedup, rep.end_to_end.speedup.ci_low,
+                                     rep.end_to_end.speedup.ci_high);
+  }
   if (!rep.end_to_end.passed && run_dir.any_optimized()) {
     spdlog::warn("end-to-end verification failed ({}); keeping the compiler's baseline", rep.end_to_end.why);
     for (auto& m : modules) run_dir.write_optimized(m.index, m.source, false);
