@@ -100,7 +100,8 @@ report::KernelOutcome search_kernel(Context& ctx, const artifact::Module& module
     return out;
   }
   json kernel_json;
-  for (const auto& k : artifact::to_json(module)["kernels"]) {
+  const json module_json = artifact::to_json(module);  // named: a temporary would dangle in the range-for
+  for (const auto& k : module_json["kernels"]) {
     if (k["name"] == kernel.name) kernel_json = k;
   }
   json current = baseline_config;  // only the tunable keys: constexprs, num_warps, num_stages
