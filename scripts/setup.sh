@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what kernelopt needs to build and test: Debian packages for the C++
-# engine, and (only where missing) torch, triton and pytest for the worker.
+# engine (and chromium, in which tests/python renders bench.html), and (only
+# where missing) torch, triton and pytest for the worker.
 # An existing torch (e.g. a CUDA build on a GPU machine) is never replaced.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-pkgs="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libcpp-httplib-dev libgtest-dev libgmock-dev"
+pkgs="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libcpp-httplib-dev libgtest-dev libgmock-dev chromium"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

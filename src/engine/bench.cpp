@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/optimize.hpp"
+#include "report/bench_html.hpp"
 #include "util/fs.hpp"
 
 namespace fs = std::filesystem;
@@ -181,6 +182,7 @@ json run_bench(const BenchOptions& o) {
                            "L2 flushed, interleaved); baseline kept = 1.0; correctness vs float64 eager on fresh seeds"}};
   util::write_file_atomic(o.out_dir / "bench.json", bench.dump(1) + "\n");
   util::write_file_atomic(o.out_dir / "bench.md", markdown(bench));
+  util::write_file_atomic(o.out_dir / "bench.html", report::bench_html(bench));
   return bench;
 }
 

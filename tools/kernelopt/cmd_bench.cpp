@@ -14,7 +14,7 @@ Runner add_bench(CLI::App& app) {
   auto shard = std::make_shared<std::string>("1/1");
   auto* sub = app.add_subcommand("bench", "optimize every KernelBench-format problem under DIR and report the aggregates");
   sub->add_option("dir", o->problems_dir, "directory of problem files (searched recursively)")->required();
-  sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md); rerun to resume")->required();
+  sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md, bench.html); rerun to resume")->required();
   sub->add_option("--filter", o->filter, "only problems whose relative path contains this");
   sub->add_option("--level", o->level, "only problems under a level<N> directory")->check(CLI::Range(1, 9));
   sub->add_option("--shard", *shard, "i/n: this machine's share of the problems")->capture_default_str();

@@ -1,0 +1,1 @@
+add_kernelopt_test(test_report test_report_bench_html.cpp)
