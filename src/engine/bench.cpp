@@ -2,6 +2,7 @@
 #include "engine/bench.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -129,18 +130,22 @@ std::string markdown(const json& bench) {
                       s["geomean_speedup"].get<double>(), s["improved"].get<int>(), f["fast_1.0"].get<double>(),
                       f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(), f["fast_2.0"].get<double>());
   }
-  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | Triton kernels |\n";
-  md += "|---|---|---:|---:|---:|---:|---:|\n";
+  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | Triton kernels | wall s | "
+        "screened / gated |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& r : bench["problems"]) {
     if (r["status"] == "failed") {
-      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | |\n", r["problem"].get<std::string>(),
+      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | |\n", r["problem"].get<std::string>(),
                         r["error"].get<std::string>());
       continue;
     }
-    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} |\n", r["problem"].get<std::string>(),
-                      r["status"] == "incorrect" ? "**INCORRECT** " : "", r["status"].get<std::string>(),
-                      r["speedup"].get<double>(), r["baseline_ms"].get<double>(), r["optimized_ms"].get<double>(),
-                      r["eager_ms"].get<double>(), r["triton_kernels"].get<int>());
+    const json wall = r.value("wall_s", json(nullptr));
+    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} / {} |\n",
+                      r["problem"].get<std::string>(), r["status"] == "incorrect" ? "**INCORRECT** " : "",
+                      r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
+                      r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(), r["triton_kernels"].get<int>(),
+                      wall.is_number() ? fmt::format("{:.0f}", wall.get<double>()) : "-",
+                      r.value("candidates_screened", 0), r.value("candidates_gated", 0));
   }
   return md;
 }
@@ -158,9 +163,12 @@ json run_bench(const BenchOptions& o) {
     spdlog::info("=== [{}/{}] {}", i + 1, problems.size(), rel.string());
     json report;
     std::string error;
+    bool reused = false;
+    const auto started = std::chrono::steady_clock::now();
     if (fs::exists(run_out / "report.json")) {  // resumable: a finished problem is read back
       report = json::parse(util::read_file(run_out / "report.json"));
       spdlog::info("  finished earlier; reusing {}", (run_out / "report.json").string());
+      reused = true;
     } else {
       OptimizeOptions po = o.optimize;
       po.problem = o.problems_dir / rel;
@@ -172,7 +180,22 @@ json run_bench(const BenchOptions& o) {
         spdlog::error("  {}: {}", rel.string(), error);
       }
     }
-    rows.push_back(bench_row(rel, report, error));
+    json row = bench_row(rel, report, error);
+    // cost: wall time of the optimize run (unknown when read back from an earlier invocation), candidates
+    row["wall_s"] = reused ? json(nullptr)
+                           : json(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    int screened = 0, gated = 0;
+    if (report.contains("modules")) {
+      for (const auto& m : report["modules"]) {
+        for (const auto& k : m["kernels"]) {
+          screened += k["outcome"].value("screened", 0);
+          gated += k["outcome"].value("gated", 0);
+        }
+      }
+    }
+    row["candidates_screened"] = screened;
+    row["candidates_gated"] = gated;
+    rows.push_back(row);
     json partial = {{"problems", rows}, {"aggregate", aggregate(rows)}};
     util::write_file_atomic(o.out_dir / "bench.json", partial.dump(1) + "\n");
   }
