@@ -104,10 +104,11 @@ report::KernelOutcome search_kernel(Context& ctx, const artifact::Module& module
   for (const auto& k : module_json["kernels"]) {
     if (k["name"] == kernel.name) kernel_json = k;
   }
-  json current = baseline_config;  // only the tunable keys: constexprs, num_warps, num_stages
-  json tunable = {{"num_warps", current.value("num_warps", 4)}, {"num_stages", current.value("num_stages", 1)}};
+  // only the tunable keys of the launcher's config: constexprs, num_warps, num_stages
+  json tunable = {{"num_warps", baseline_config.value("num_warps", 4)},
+                  {"num_stages", baseline_config.value("num_stages", 1)}};
   for (const auto& c : kernel.constexprs) {
-    if (current.contains(c)) tunable[c] = current[c];
+    if (baseline_config.contains(c)) tunable[c] = baseline_config[c];
   }
   auto configs = agents::tuner_space(kernel_json, tunable, budget);
   if (configs.empty()) {

@@ -51,8 +51,8 @@ def test_gates_evidence_catches_a_wrong_kernel(captured):
     name = art["kernels"][0]["name"]
     base = cap["modules"][0]["path"]
     good = stitched(base, name, lambda s, k: s, out)
-    bad = stitched(base, name, lambda s, k: s.replace("tl.store(", "tl.store(", 1).replace(
-        "libdevice.exp(", "1.01 * libdevice.exp(", 1), out)
+    bad = stitched(base, name, lambda s, k: s.replace("libdevice.exp(", "1.01 * libdevice.exp(", 1), out)
+    assert "1.01 * libdevice.exp(" in open(bad).read()
     ok = op_check(dict(args, module=0, kernel=name, candidate_module=good))
     assert all(t["mismatches"] == 0 for r in ok["runs"] for t in r["tensors"]) and len(ok["runs"]) >= 3
     wrong = op_check(dict(args, module=0, kernel=name, candidate_module=bad))

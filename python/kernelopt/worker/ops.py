@@ -129,17 +129,22 @@ def op_compile(args):
     from kernelopt.worker import kernels as K
     path = args["module_path"]
     if K.interpreting():
-        src = open(path).read()
-        art = parse_module(src)
-        for k in art["kernels"]:
-            if k["name"] in args.get("kernels", [k["name"]]):
-                s, e = k["source_span"]
-                K.load_kernel_source(src.encode()[s:e].decode(), k["name"])
+        names = args.get("kernels") or [k["name"] for k in parse_module(open(path).read())["kernels"]]
+        for name in names:
+            _kernel_from_module(path, name)
         return {"compiled": True}
     mod = _load(path)
     for name in args.get("kernels", []):
-        getattr(mod, name).precompile() if hasattr(getattr(mod, name), "precompile") else None
+        getattr(mod, name).precompile()
     return {"compiled": True}
+
+
+def _copy_into(dst_sites, src_sites):
+    """Restores launch arguments (tensors in place) from pristine copies, outside any timed region."""
+    for dst, src in zip(dst_sites, src_sites):
+        for d, s_ in zip(dst, src):
+            if hasattr(d, "copy_"):
+                d.copy_(s_)
 
 
 def _kernel_from_module(path, name):
@@ -268,18 +273,17 @@ def op_profile(args):
                     seen.add(t.untyped_storage().data_ptr())
                     nbytes += t.numel() * t.element_size()
 
-        def run_all(_obj=obj, _sites=sites):
-            for a in _sites:
+        # time on copies: a kernel that updates a buffer in place must not change the recorded
+        # launch arguments the correctness gate later checks on
+        work = [K.clone_args(a) for a in sites]
+
+        def run_all(_obj=obj, _work=work):
+            for a in _work:
                 K.launch(_obj, a)
 
-        pristine = [K.clone_args(a) for a in sites] if k["mutated_args"] else None
-
-        def restore(_name, _sites=sites, _pristine=pristine):
-            if _pristine:
-                for dst, src in zip(_sites, _pristine):
-                    for d, s_ in zip(dst, src):
-                        if isinstance(d, torch.Tensor):
-                            d.copy_(s_)
+        def restore(_name, _work=work, _sites=sites, _mutates=bool(k["mutated_args"])):
+            if _mutates:
+                _copy_into(_work, _sites)
 
         samples = timing.interleaved({"k": run_all}, trials=reps, before=restore)["k"] if sites else []
         kernels.append({"name": k["name"], "kind": k["kind"], "launches": len(sites), "bytes": nbytes,
@@ -319,10 +323,7 @@ def op_bench(args):
             return run
 
         def restore(key):
-            for dst, src in zip(work[key], pristine):
-                for d, s_ in zip(dst, src):
-                    if isinstance(d, torch.Tensor):
-                        d.copy_(s_)
+            _copy_into(work[key], pristine)
 
         fns = {key: make(key) for key in objs}
         before = restore if args.get("restore", True) else None

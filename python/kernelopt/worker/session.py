@@ -27,6 +27,7 @@ class ModuleRecord:
     def __init__(self, index, path, source, mod):
         self.index, self.path, self.source, self.mod = index, path, source, mod
         self.call = mod.call  # the original call, before our recording wrapper
+        self.kernel_names = [k["name"] for k in parse_module(source)["kernels"]]  # parsed once
         self.args = {}        # seed -> list of call() arguments (clones)
         self._launches = {}   # seed -> {kernel name: [launch args, ...]}
 
@@ -36,19 +37,18 @@ class ModuleRecord:
     def launches(self, seed):
         """{kernel: [args of each launch]} for seed, recorded by replaying call() with hooks."""
         if seed not in self._launches:
-            self._launches[seed] = record_launches(self.mod, self.call, self.args[seed])
+            self._launches[seed] = record_launches(self.mod, self.call, self.args[seed], self.kernel_names)
         return self._launches[seed]
 
 
-def record_launches(mod, call, args):
-    art = parse_module(open(mod.__file__).read())
+def record_launches(mod, call, args, kernel_names):
     seen = {}
     originals = {}
-    for k in art["kernels"]:
-        obj = getattr(mod, k["name"])
-        originals[k["name"]] = obj.run
+    for name in kernel_names:
+        obj = getattr(mod, name)
+        originals[name] = obj.run
 
-        def hooked(*a, _name=k["name"], _run=obj.run, **kw):
+        def hooked(*a, _name=name, _run=obj.run, **kw):
             seen.setdefault(_name, []).append(K.clone_args(a))
             return _run(*a, **kw)
 
