@@ -57,7 +57,9 @@ std::vector<int> split_budget(const std::vector<double>& scores, int total, int 
 }  // namespace
 
 nlohmann::json PlanItem::to_json() const {
-  return {{"kernel", kernel}, {"score", score}, {"budget", budget}, {"why", why}};
+  nlohmann::json j = {{"kernel", kernel}, {"score", score}, {"budget", budget}, {"why", why}};
+  if (!strategy.empty()) j["strategy"] = strategy;
+  return j;
 }
 
 std::vector<PlanItem> plan(const std::vector<KernelProfile>& profiles, int total_budget, const PlannerPolicy& policy) {

@@ -32,6 +32,8 @@ struct PlanItem {
   double score = 0;  // share × headroom, 0..1
   int budget = 0;    // candidate evaluations; 0 = skipped
   std::string why;   // one line
+  std::string strategy;  // what to try (the LLM Planner's words); "" = the Coder chooses
+
 
   nlohmann::json to_json() const;
 };

@@ -96,6 +96,7 @@ std::int64_t dtype_size(const std::string& dtype);
 /// One Inductor output module with its source.
 struct Module {
   int index = 0;            // position among the run's modules
+  std::string input_kind = "inductor";  // inductor (an output module) | triton (a user's standalone kernel file)
   std::string path;         // where the source was read from
   std::string source;       // the module's bytes
   std::string source_hash;  // sha256 of source

@@ -165,6 +165,10 @@ Module module_from_json(const json& artifact, std::string source, int index, std
   m.path = std::move(path);
   m.source = std::move(source);
   m.source_hash = field<std::string>(artifact, "source_hash", "artifact", true);
+  if (auto kind = field<std::string>(artifact, "input_kind", "artifact"); !kind.empty()) m.input_kind = kind;
+  if (m.input_kind != "inductor" && m.input_kind != "triton") {
+    throw ArtifactError("artifact: unknown input_kind '" + m.input_kind + "'");
+  }
   std::string actual = util::sha256_hex(m.source);
   if (actual != m.source_hash) {
     throw ArtifactError("artifact source_hash " + m.source_hash + " does not match the source (sha256 " +
@@ -233,9 +237,11 @@ json to_json(const Module& m) {
     if (!b.alias_of.empty()) entry["alias_of"] = b.alias_of;
     buffers[name] = std::move(entry);
   }
-  return {{"source_hash", m.source_hash}, {"source_bytes", m.source.size()}, {"kernels", kernels},
-          {"launches", launches},         {"vendor_calls", vendor_calls},    {"buffers", buffers},
-          {"inputs", m.inputs},           {"outputs", m.outputs}};
+  json out = {{"source_hash", m.source_hash}, {"source_bytes", m.source.size()}, {"kernels", kernels},
+              {"launches", launches},         {"vendor_calls", vendor_calls},    {"buffers", buffers},
+              {"inputs", m.inputs},           {"outputs", m.outputs}};
+  if (m.input_kind != "inductor") out["input_kind"] = m.input_kind;
+  return out;
 }
 
 }  // namespace kernelopt::artifact

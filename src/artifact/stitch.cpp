@@ -1,7 +1,9 @@
 #include "artifact/stitch.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
+#include <string_view>
 
 namespace kernelopt::artifact {
 
@@ -33,6 +35,10 @@ void check_blocks(const Kernel& kernel, const LaunchConfig& cfg) {
 
 // The new text must stay one plain triple-quoted literal with the same value.
 void check_literal_safe(const Module& module, const Kernel& kernel, const std::string& text) {
+  if (module.input_kind == "triton") {  // a user's file: the function itself is replaced, no literal around it
+    if (text.find('\0') != std::string::npos) throw ArtifactError("kernel " + kernel.name + ": new source contains a NUL byte");
+    return;
+  }
   const Span& s = kernel.source;
   if (s.begin < 3 || s.end + 3 > module.source.size()) {
     throw ArtifactError("kernel " + kernel.name + ": source span " + span_text(s) + " is not inside a literal");
@@ -75,18 +81,89 @@ std::string splice(std::string_view source, std::vector<Replacement> replacement
   return out;
 }
 
-std::string kernel_source_with_config(const Module& module, const Kernel& kernel, const LaunchConfig& cfg) {
+namespace {
+
+std::string fixed_config_call(const Kernel& kernel, const LaunchConfig& cfg, const std::vector<std::string>& grid) {
   const std::string& triton_meta = heuristic_arg(kernel, "triton_meta");
-  const std::string& inductor_meta = heuristic_arg(kernel, "inductor_meta");
+  std::string inductor_meta = heuristic_arg(kernel, "inductor_meta");
   check_blocks(kernel, cfg);
+  if (!grid.empty()) {
+    if (grid.size() > 3) throw ArtifactError("kernel " + kernel.name + ": a grid has at most 3 dimensions");
+    std::string dims;
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::string g = i < grid.size() ? grid[i] : "1";
+      const bool safe = !g.empty() && std::all_of(g.begin(), g.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_ +-*/%()").find(c) != std::string_view::npos;
+      });
+      if (!safe) throw ArtifactError("kernel " + kernel.name + ": grid expression '" + g + "' has characters outside [A-Za-z0-9_ +-*/%()]");
+      dims += (i ? ", '" : "'") + g + "'";
+    }
+    inductor_meta = "{**" + inductor_meta + ", 'grid_type': 'FixedGrid', 'fixed_grid': [" + dims + "]}";
+  }
+  return "triton_heuristics.fixed_config(config=" + cfg.python_dict() + ", filename=__file__, triton_meta=" +
+         triton_meta + ", inductor_meta=" + inductor_meta + ")";
+}
+
+/// Byte offset of the start of 1-based `line` in text (text.size() for one past the last line).
+std::size_t line_offset(const std::string& text, int line) {
+  if (line < 1) throw ArtifactError("candidate code: line " + std::to_string(line) + " out of range");
+  std::size_t pos = 0;
+  for (int l = 1; l < line; ++l) {
+    pos = text.find('\n', pos);
+    if (pos == std::string::npos) throw ArtifactError("candidate code: line " + std::to_string(line) + " out of range");
+    ++pos;
+  }
+  return pos;
+}
+
+/// The code's lines [first, last] (1-based, inclusive), ending with a newline.
+std::string lines(const std::string& code, int first, int last) {
+  if (first > last) throw ArtifactError("candidate code: empty function lines");
+  const std::size_t b = line_offset(code, first);
+  std::size_t e = code.find('\n', line_offset(code, last));
+  std::string out = code.substr(b, e == std::string::npos ? std::string::npos : e - b);
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string kernel_source_with_config(const Module& module, const Kernel& kernel, const LaunchConfig& cfg,
+                                      const std::vector<std::string>& grid) {
+  std::string call = fixed_config_call(kernel, cfg, grid);
   if (kernel.decorator.begin < kernel.source.begin || kernel.decorator.end > kernel.source.end ||
       kernel.decorator.begin > kernel.decorator.end) {
     throw ArtifactError("kernel " + kernel.name + ": decorator span not inside its source span");
   }
   Span local{kernel.decorator.begin - kernel.source.begin, kernel.decorator.end - kernel.source.begin};
-  std::string call = "triton_heuristics.fixed_config(config=" + cfg.python_dict() +
-                     ", filename=__file__, triton_meta=" + triton_meta + ", inductor_meta=" + inductor_meta + ")";
   return splice(module.kernel_source(kernel), {{local, std::move(call)}});
+}
+
+std::string inductor_candidate(const Module& module, const Kernel& kernel, const std::string& code,
+                               const FunctionLines& fn, const LaunchConfig& cfg, const std::vector<std::string>& grid) {
+  std::string call = fixed_config_call(kernel, cfg, grid);
+  const std::string original = module.kernel_source(kernel);
+  const std::size_t at = kernel.decorator.begin - kernel.source.begin;  // just after the decorator's '@'
+  if (kernel.decorator.begin < kernel.source.begin || at == 0 || original[at - 1] != '@') {
+    throw ArtifactError("kernel " + kernel.name + ": no '@' before its heuristics decorator");
+  }
+  std::string out = original.substr(0, at - 1);  // imports and anything else Inductor put before the kernel
+  if (fn.first_line > 1) out += lines(code, 1, fn.first_line - 1);
+  out += "@" + call + "\n";
+  out += lines(code, fn.first_line, fn.end_line);
+  return out;
+}
+
+std::string standalone_candidate(const Module& module, const Kernel& kernel, const std::string& code,
+                                 const FunctionLines& fn) {
+  if (kernel.function.begin < kernel.source.begin) throw ArtifactError("kernel " + kernel.name + ": function before its span");
+  std::string out;
+  if (fn.first_line > 1) out += lines(code, 1, fn.first_line - 1) + "\n";
+  out += module.source.substr(kernel.source.begin, kernel.function.begin - kernel.source.begin);
+  std::string def = lines(code, fn.def_line, fn.end_line);
+  // the original span ends where its function's last line ends (no newline): keep the bytes after it as they were
+  if (!def.empty() && def.back() == '\n' && (kernel.source.end == module.source.size() || module.source[kernel.source.end] == '\n')) def.pop_back();
+  out += def;
+  return out;
 }
 
 std::string stitch_kernels(const Module& module, const std::map<std::string, std::string>& new_sources) {

@@ -36,14 +36,45 @@ std::string splice(std::string_view source, std::vector<Replacement> replacement
 /// ArtifactError if triton_meta or inductor_meta is missing, or if cfg's block
 /// names are not exactly the kernel's constexpr parameters (Triton would refuse
 /// the launch).
+/// With a non-empty `grid` (1-3 Python integer expressions over the kernel's
+/// numel parameters, already checked by the static gate), inductor_meta becomes
+/// {**<inductor_meta>, 'grid_type': 'FixedGrid', 'fixed_grid': [g0, g1, g2]}
+/// (missing entries are '1'), so Inductor's launcher launches that grid.
+/// Throws ArtifactError for a grid entry with characters outside
+/// [A-Za-z0-9_ +-*/%()] (it is written inside a Python string literal).
 std::string kernel_source_with_config(const Module& module, const Kernel& kernel,
-                                      const LaunchConfig& cfg);
+                                      const LaunchConfig& cfg, const std::vector<std::string>& grid = {});
+
+/// Where one function sits in a candidate's code: 1-based lines of its first
+/// decorator, its `def`, and its last line (from the worker's analyze facts).
+struct FunctionLines {
+  int first_line = 0, def_line = 0, end_line = 0;
+};
+
+/// An LLM-written kernel in the place of an Inductor kernel: the original
+/// kernel text before its heuristics decorator (the imports), the answer's
+/// code before its kernel function (helper @triton.jit functions), then the
+/// answer's kernel function (with its own decorators) under
+/// fixed_config(cfg, grid) as in kernel_source_with_config. Lines after the
+/// kernel function are dropped. Throws ArtifactError on line numbers outside
+/// `code` or a kernel without its heuristics decorator.
+std::string inductor_candidate(const Module& module, const Kernel& kernel, const std::string& code,
+                               const FunctionLines& fn, const LaunchConfig& cfg,
+                               const std::vector<std::string>& grid = {});
+
+/// An LLM-written kernel in the place of a standalone (user-file) kernel: the
+/// answer's helper functions, the original's decorators (autotune, jit: the
+/// user's launcher keeps working), then the answer's function from its `def`.
+std::string standalone_candidate(const Module& module, const Kernel& kernel, const std::string& code,
+                                 const FunctionLines& fn);
 
 /// The module source with the named kernels' source texts replaced (kernel
 /// name -> new text for inside the existing ''' literal). Throws ArtifactError
 /// for an unknown kernel name, or a new text that contains ''' or \"\"\", a
 /// backslash or a NUL byte, or ends with the literal's quote character.
 /// Every byte outside the replaced spans is identical to the original.
+/// A standalone module (input_kind "triton") has no literal: the kernel's whole
+/// function (decorators included) is replaced and only the NUL check applies.
 std::string stitch_kernels(const Module& module, const std::map<std::string, std::string>& new_sources);
 
 }  // namespace kernelopt::artifact

@@ -1,8 +1,9 @@
-// One kernel through the offline Tuner and the four gates; module stitching;
-// the end-to-end check. See kernel_search.hpp.
+// One kernel through the agents and the four gates; module stitching; the
+// end-to-end check. See kernel_search.hpp.
 #include "engine/kernel_search.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -10,6 +11,7 @@
 #include "agents/tuner.hpp"
 #include "artifact/config.hpp"
 #include "artifact/stitch.hpp"
+#include "engine/agent_calls.hpp"
 #include "engine/optimize.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
@@ -24,7 +26,9 @@ using nlohmann::json;
 namespace kernelopt::engine {
 
 json Context::request(const std::string& op, const json& args) {
-  worker::Reply r = worker.request(op, args, timeout_ms());
+  json full = args;
+  if (!base_args.is_null() && base_args.contains("input_kind")) full["input_kind"] = base_args["input_kind"];
+  worker::Reply r = worker.request(op, full, timeout_ms());
   if (!r.ok()) {
     if (r.kind == "problem" || r.kind == "capture" || r.kind == "no_gpu") throw UserError(r.error);
     throw UserError(fmt::format("worker {} failed ({}): {}", op, worker::to_string(r.status), r.error));
@@ -32,38 +36,128 @@ json Context::request(const std::string& op, const json& args) {
   return r.result;
 }
 
+worker::Reply Context::ask(const std::string& op, const json& args) {
+  json full = args;
+  if (!base_args.is_null() && base_args.contains("input_kind")) full["input_kind"] = base_args["input_kind"];
+  return worker.request(op, full, timeout_ms());
+}
+
 namespace {
 
 std::vector<double> samples(const json& j) { return j.get<std::vector<double>>(); }
 
-/// A candidate under evaluation: one launch config of one kernel.
+/// Evidence trimmed for a prompt: the Repairer needs the first facts, not megabytes.
+json trimmed(const json& evidence) {
+  std::string text = evidence.dump();
+  if (text.size() <= 4000) return evidence;
+  return json(text.substr(0, 4000) + " ...(truncated)");
+}
+
+/// A candidate under evaluation: a launch config of the original kernel (Tuner)
+/// or an LLM-written kernel with its meta-parameters (Coder, Repairer).
 struct Candidate {
-  json config;
+  std::string origin;          ///< tuner | coder | repairer | llm-tuner
+  json config;                 ///< launch meta-parameters (constexprs, num_warps, num_stages)
+  std::vector<std::string> grid;  ///< LLM grid expressions; empty = Inductor's / the launcher's
+  std::string code;            ///< the LLM's code as answered ("" for configs of the original)
+  std::string notes;           ///< the LLM's one-line notes
+  int repair_round = 0;        ///< 0 for first answers; n for the n-th repair of a lineage
   std::string kernel_source, hash, module_path;
   store::CandidateRecord record;
   double screen_ms = 0;
-  bool reused = false;  ///< verdicts already in the store from an earlier attempt
+  bool reused = false;         ///< passed every gate in an earlier attempt of this run: verdicts reused
+  std::string label() const {
+    std::string cfg = config.is_null() ? "" : artifact::LaunchConfig::from_json(config).label();
+    return origin == "tuner" ? cfg : fmt::format("{}#{} {}", origin, hash.substr(0, 8), cfg);
+  }
 };
 
-/// Records a verdict; returns whether it passed.
-bool record(Context& ctx, Candidate& c, const verify::Verdict& v, report::KernelOutcome& out) {
-  store::VerdictRecord vr;
-  vr.candidate_id = c.record.id;
-  vr.gate = v.gate;
-  vr.passed = v.passed;
-  vr.reason = v.reason;
-  vr.evidence = v.evidence;
-  ctx.store.add_verdict(vr);
-  if (!v.passed) {
-    ctx.store.set_candidate_status(c.record.id, "rejected");
-    out.rejected_by[v.gate]++;
-    spdlog::info("    {:<28} rejected by {} gate: {}", artifact::LaunchConfig::from_json(c.config).label(), v.gate,
-                 v.reason);
+class KernelSearch {
+ public:
+  KernelSearch(Context& ctx, const artifact::Module& module, const artifact::Kernel& kernel, json baseline_config,
+               int budget, const agents::KernelProfile& profile, const std::string& strategy)
+      : ctx_(ctx), module_(module), kernel_(kernel), baseline_(std::move(baseline_config)), budget_(budget) {
+    const json module_json = artifact::to_json(module);  // named: a temporary would dangle in the range-for
+    for (const auto& k : module_json["kernels"]) {
+      if (k["name"] == kernel.name) kernel_json_ = k;
+    }
+    tunable_ = json::object();
+    if (!baseline_.is_null()) {
+      tunable_ = {{"num_warps", baseline_.value("num_warps", 4)}, {"num_stages", baseline_.value("num_stages", 1)}};
+      for (const auto& c : kernel.constexprs) {
+        if (baseline_.contains(c)) tunable_[c] = baseline_[c];
+      }
+    }
+    task_.kernel_name = kernel.name;
+    task_.kind = kernel.kind;
+    task_.source = module.kernel_source(kernel);
+    task_.params = kernel.params;
+    task_.constexprs = kernel.constexprs;
+    task_.signature = kernel.signature;
+    task_.aten_ops = kernel.aten_ops;
+    task_.graph_fragment = kernel.graph_fragment;
+    task_.size_hints = kernel.size_hints;
+    task_.current_config = tunable_;
+    for (const auto* l : module.launches_of(kernel.name)) {
+      task_.launch_numels.emplace_back(l->numels.begin(), l->numels.end());
+    }
+    task_.grid_rule = grid_rule();
+    task_.profile = profile;
+    task_.diagnosis = profile.diagnosis;
+    task_.strategy = strategy;
   }
-  return v.passed;
-}
 
-verify::Verdict worker_failure(const std::string& gate, const worker::Reply& r) {
+  report::KernelOutcome run();
+
+ private:
+  std::string grid_rule() const {
+    if (module_.input_kind == "triton") return "the user's launcher's grid (unchanged; meta is not used)";
+    if (kernel_.grid_type == "Grid2D") return "(cdiv(xnumel, XBLOCK), cdiv(ynumel, YBLOCK), 1)";
+    return "(cdiv(xnumel, XBLOCK), 1, 1)";
+  }
+  bool llm_on(agents::Role role) const { return ctx_.llm != nullptr && ctx_.llm->enabled(role); }
+  int left() const { return budget_ - used_; }
+
+  /// Composes the candidate's source, records it, and runs gate 1 (and compilation).
+  /// Returns false when the candidate is out (rejected now or earlier, or a duplicate).
+  bool prepare(Candidate& c);
+  /// Screens, then sends finalists through gates 2-4; LLM candidates that fail
+  /// are queued for the Repairer.
+  void evaluate(std::vector<Candidate> batch);
+  bool record(Candidate& c, const verify::Verdict& v);
+  void failed(const Candidate& c, const verify::Verdict& v);
+  verify::Verdict worker_failure(const std::string& gate, const worker::Reply& r) const;
+  std::vector<Candidate> from_answers(const std::vector<agents::KernelAnswer>& answers, const std::string& origin,
+                                      int repair_round);
+  std::vector<Candidate> tuner_candidates(const std::string& code, const json& around, const std::string& origin,
+                                          int max_configs);
+  bool reuse(Candidate& c);
+  verify::SpeedupEstimate estimate_of(const Candidate& c) const { return estimates_.at(c.record.id); }
+  double speedup_of(const Candidate& c) const { return estimate_of(c).speedup; }
+  /// The answers of one LLM exchange as candidates; an answer that cannot be
+  /// read is a failed attempt the Repairer may still fix.
+  std::vector<Candidate> answers_to_candidates(const AnswerBatch& batch, const std::string& origin, int round);
+  void reject_unbuildable(Candidate& c, const std::string& reason);
+  void requeue(const Candidate& c);
+
+  Context& ctx_;
+  const artifact::Module& module_;
+  const artifact::Kernel& kernel_;
+  json baseline_, tunable_, kernel_json_, orig_facts_;
+  int budget_ = 0, used_ = 0;
+  agents::KernelTask task_;
+  report::KernelOutcome out_;
+  std::set<std::string> seen_;  ///< source hashes prepared in this search
+  struct Repair {
+    Candidate candidate;
+    verify::Verdict verdict;
+  };
+  std::vector<Repair> repairs_;
+  std::vector<Candidate> passed_;  ///< passed all four gates
+  std::map<std::int64_t, verify::SpeedupEstimate> estimates_;  ///< kernel speedup of each passed candidate
+};
+
+verify::Verdict KernelSearch::worker_failure(const std::string& gate, const worker::Reply& r) const {
   verify::Verdict v;
   v.gate = gate;
   v.passed = false;
@@ -72,174 +166,409 @@ verify::Verdict worker_failure(const std::string& gate, const worker::Reply& r) 
   return v;
 }
 
-/// Gate 1: static validation of the candidate's kernel source, then compilation.
-bool static_gate(Context& ctx, Candidate& c, const json& original_facts, report::KernelOutcome& out) {
-  worker::Reply facts = ctx.worker.request("analyze", {{"source", c.kernel_source}}, ctx.timeout_ms());
-  if (!facts.ok()) return record(ctx, c, worker_failure("static", facts), out);
-  verify::Verdict v = verify::static_gate(facts.result, original_facts);
-  if (v.passed) {  // only now may the candidate's code run: compile it
-    worker::Reply comp = ctx.worker.request("compile", {{"module_path", c.module_path}}, ctx.timeout_ms());
+bool KernelSearch::record(Candidate& c, const verify::Verdict& v) {
+  store::VerdictRecord vr;
+  vr.candidate_id = c.record.id;
+  vr.gate = v.gate;
+  vr.passed = v.passed;
+  vr.reason = v.reason;
+  vr.evidence = v.evidence;
+  ctx_.store.add_verdict(vr);
+  if (!v.passed) {
+    ctx_.store.set_candidate_status(c.record.id, "rejected");
+    out_.rejected_by[v.gate]++;
+    spdlog::info("    {:<36} rejected by {} gate: {}", c.label(), v.gate, v.reason);
+    failed(c, v);
+  }
+  return v.passed;
+}
+
+void KernelSearch::failed(const Candidate& c, const verify::Verdict& v) {
+  task_.earlier.push_back({c.origin, c.label(), v.gate, v.reason, false});
+  out_.attempts.push_back({{"origin", c.origin}, {"label", c.label()}, {"gate", v.gate}, {"passed", false},
+                           {"reason", v.reason}});
+  if (c.origin != "tuner" && c.origin != "llm-tuner" && c.repair_round < ctx_.options.repair_rounds) {
+    repairs_.push_back({c, v});
+  }
+}
+
+void KernelSearch::reject_unbuildable(Candidate& c, const std::string& reason) {
+  // The answer could not become a candidate: nothing of it ran; the Repairer sees why.
+  c.kernel_source = c.code;
+  c.hash = util::sha256_hex(c.code);
+  if (!seen_.insert(c.hash).second) return;
+  store::CandidateRecord rec;
+  rec.run_id = ctx_.run_id;
+  rec.module = module_.index;
+  rec.kernel = kernel_.name;
+  rec.source_hash = c.hash;
+  rec.origin = c.origin;
+  rec.meta = {{"config", c.config}, {"notes", c.notes}, {"unbuildable", true}};
+  auto [stored, inserted] = ctx_.store.add_candidate(rec);
+  c.record = stored;
+  if (!inserted && stored.status == "rejected") {
+    requeue(c);
+    return;
+  }
+  ++used_;
+  record(c, verify::Verdict{"static", false, reason, {{"error", reason}}});
+}
+
+std::vector<Candidate> KernelSearch::answers_to_candidates(const AnswerBatch& batch, const std::string& origin,
+                                                           int round) {
+  std::vector<Candidate> out = from_answers(batch.answers, origin, round);
+  if (!batch.unreadable.empty()) {
+    Candidate c;
+    c.origin = origin;
+    c.code = batch.raw;
+    c.repair_round = round;
+    reject_unbuildable(c, "unreadable answer: " + batch.unreadable);
+  }
+  return out;
+}
+
+void KernelSearch::requeue(const Candidate& c) {
+  // A continued run: the stored failing verdict stands, and its Repairer round may still be due.
+  for (const auto& v : ctx_.store.verdicts(c.record.id)) {
+    if (!v.passed) {
+      out_.rejected_by[v.gate]++;
+      failed(c, verify::Verdict{v.gate, false, v.reason, v.evidence});
+      return;
+    }
+  }
+}
+
+bool KernelSearch::reuse(Candidate& c) {
+  // Passed every gate before this run was interrupted: its verdicts and timings stand.
+  std::vector<double> kbase, kcand;
+  for (const auto& t : ctx_.store.timings(ctx_.run_id)) {
+    if (t.candidate_id != c.record.id) continue;
+    if (t.label == "kernel_baseline") kbase = t.samples;
+    if (t.label == "kernel_candidate") kcand = t.samples;
+  }
+  if (kbase.empty() || kcand.empty()) return false;
+  c.reused = true;
+  auto est = verify::estimate_speedup(kbase, kcand);
+  estimates_[c.record.id] = est;
+  spdlog::info("    {:<36} verified earlier in this run: kernel {:.3f}x (not re-run)", c.label(), est.speedup);
+  passed_.push_back(c);
+  return true;
+}
+
+bool KernelSearch::prepare(Candidate& c) {
+  try {
+    if (c.code.empty()) {
+      c.kernel_source = artifact::kernel_source_with_config(module_, kernel_, artifact::LaunchConfig::from_json(c.config));
+    } else {
+      // where the answer's functions are: ast facts of the answer alone (it is never run here)
+      worker::Reply facts = ctx_.ask("analyze", {{"source", c.code}});
+      if (!facts.ok()) throw artifact::ArtifactError("cannot analyze the answer: " + facts.error);
+      if (facts.result.value("parse_error", json()).is_string()) {
+        throw artifact::ArtifactError("the answer's code does not parse: " + facts.result["parse_error"].get<std::string>());
+      }
+      artifact::FunctionLines fn;
+      for (const auto& f : facts.result["functions"]) {
+        if (f["name"] == kernel_.name) fn = {f.value("first_line", 0), f.value("line", 0), f.value("end_line", 0)};
+      }
+      if (fn.def_line == 0) throw artifact::ArtifactError("the answer defines no function named " + kernel_.name);
+      c.kernel_source = module_.input_kind == "triton"
+                            ? artifact::standalone_candidate(module_, kernel_, c.code, fn)
+                            : artifact::inductor_candidate(module_, kernel_, c.code, fn,
+                                                           artifact::LaunchConfig::from_json(c.config), c.grid);
+    }
+  } catch (const artifact::ArtifactError& e) {
+    if (c.code.empty()) {
+      spdlog::warn("    {}: {}", c.label(), e.what());
+      return false;
+    }
+    reject_unbuildable(c, std::string("cannot build a candidate: ") + e.what());
+    return false;
+  }
+  c.hash = util::sha256_hex(c.kernel_source);
+  if (!seen_.insert(c.hash).second) return false;  // the same source twice in one search: once is enough
+  c.module_path = (ctx_.out / "candidates" / fmt::format("m{}_{}_{}.py", module_.index, kernel_.name, c.hash.substr(0, 12)))
+                      .string();
+  util::write_file_atomic(c.module_path, artifact::stitch_kernels(module_, {{kernel_.name, c.kernel_source}}));
+  store::CandidateRecord rec;
+  rec.run_id = ctx_.run_id;
+  rec.module = module_.index;
+  rec.kernel = kernel_.name;
+  rec.source_hash = c.hash;
+  rec.origin = c.origin;
+  rec.meta = {{"config", c.config}, {"grid", c.grid}, {"notes", c.notes}};
+  auto [stored, inserted] = ctx_.store.add_candidate(rec);
+  c.record = stored;
+  if (!inserted && stored.status == "rejected") {  // a failed candidate is never re-evaluated
+    spdlog::info("    {:<36} rejected earlier in this run (not re-run)", c.label());
+    requeue(c);
+    return false;
+  }
+  if (!inserted && (stored.status == "passed" || stored.status == "kept") && reuse(c)) return false;
+  ++used_;
+  // Gate 1: static validation of the source, then (only then) compilation.
+  // a standalone kernel keeps the user's own decorators (autotune, heuristics): the gate judges what the model wrote
+  json analyze_args = {{"source", module_.input_kind == "triton" ? c.code : c.kernel_source}};
+  if (!c.grid.empty()) {
+    analyze_args["grid"] = c.grid;
+    json names = json::array();
+    for (const auto& p : kernel_.params) {
+      if (p.size() >= 5 && p.ends_with("numel")) names.push_back(p);
+    }
+    analyze_args["grid_names"] = names;
+  }
+  worker::Reply facts = ctx_.ask("analyze", analyze_args);
+  if (!facts.ok()) return record(c, worker_failure("static", facts));
+  verify::Verdict v = verify::static_gate(facts.result, orig_facts_);
+  if (v.passed) {
+    json compile_args = ctx_.base_args;
+    compile_args["module_path"] = c.module_path;
+    worker::Reply comp = ctx_.ask("compile", compile_args);
     if (!comp.ok()) {
       v.passed = false;
       v.reason = "compile error: " + comp.error;
       v.evidence["compile_error"] = comp.error;
     }
   }
-  return record(ctx, c, v, out);
+  return record(c, v);
 }
 
-}  // namespace
-
-report::KernelOutcome search_kernel(Context& ctx, const artifact::Module& module, const artifact::Kernel& kernel,
-                                    const json& baseline_config, int budget) {
-  const auto& o = ctx.options;
-  report::KernelOutcome out;
-  out.status = "kept baseline";
-  if (baseline_config.is_null()) {
-    out.why = "the launcher reported no configuration to tune from";
-    return out;
+void KernelSearch::evaluate(std::vector<Candidate> batch) {
+  const auto& o = ctx_.options;
+  std::vector<Candidate> ready;
+  for (auto& c : batch) {
+    if (prepare(c)) ready.push_back(std::move(c));
   }
-  json kernel_json;
-  const json module_json = artifact::to_json(module);  // named: a temporary would dangle in the range-for
-  for (const auto& k : module_json["kernels"]) {
-    if (k["name"] == kernel.name) kernel_json = k;
-  }
-  // only the tunable keys of the launcher's config: constexprs, num_warps, num_stages
-  json tunable = {{"num_warps", baseline_config.value("num_warps", 4)},
-                  {"num_stages", baseline_config.value("num_stages", 1)}};
-  for (const auto& c : kernel.constexprs) {
-    if (baseline_config.contains(c)) tunable[c] = baseline_config[c];
-  }
-  auto configs = agents::tuner_space(kernel_json, tunable, budget);
-  if (configs.empty()) {
-    out.why = fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel.kind,
-                          fmt::join(kernel.constexprs, ", "));
-    return out;
-  }
-  spdlog::info("  {}: {} configs to screen (baseline {})", kernel.name, configs.size(),
-               artifact::LaunchConfig::from_json(tunable).label());
-  worker::Reply orig_facts = ctx.worker.request("analyze", {{"source", module.kernel_source(kernel)}}, ctx.timeout_ms());
-  if (!orig_facts.ok()) throw UserError("cannot analyze the original kernel: " + orig_facts.error);
-
-  // Gate 1 for every config, before any of them runs.
-  std::vector<Candidate> passed_static;
-  for (const auto& cfg : configs) {
-    Candidate c;
-    c.config = cfg;
-    c.kernel_source = artifact::kernel_source_with_config(module, kernel, artifact::LaunchConfig::from_json(cfg));
-    c.hash = util::sha256_hex(c.kernel_source);
-    c.module_path = (ctx.out / "candidates" / fmt::format("m{}_{}_{}.py", module.index, kernel.name, c.hash.substr(0, 12)))
-                        .string();
-    util::write_file_atomic(c.module_path, artifact::stitch_kernels(module, {{kernel.name, c.kernel_source}}));
-    store::CandidateRecord rec;
-    rec.run_id = ctx.run_id;
-    rec.module = module.index;
-    rec.kernel = kernel.name;
-    rec.source_hash = c.hash;
-    rec.origin = "tuner";
-    rec.meta = {{"config", cfg}};
-    auto [stored, inserted] = ctx.store.add_candidate(rec);
-    c.record = stored;
-    if (!inserted && stored.status == "rejected") continue;  // a failed candidate is never re-evaluated
-    if (static_gate(ctx, c, orig_facts.result, out)) passed_static.push_back(std::move(c));
-  }
-  if (passed_static.empty()) {
-    out.why = "no configuration passed the static gate and compiled";
-    return out;
-  }
-
+  if (ready.empty()) return;
   // Screen: a short interleaved timing of all survivors against the baseline.
-  json bench_args = ctx.base_args;
-  bench_args["module"] = module.index;
-  bench_args["kernel"] = kernel.name;
+  json bench_args = ctx_.base_args;
+  bench_args["module"] = module_.index;
+  bench_args["kernel"] = kernel_.name;
   bench_args["mode"] = "kernel";
   bench_args["trials"] = o.screen_trials;
   bench_args["candidates"] = json::array();
-  for (const auto& c : passed_static) bench_args["candidates"].push_back(c.module_path);
-  worker::Reply screen = ctx.worker.request("bench", bench_args, ctx.timeout_ms());
+  for (const auto& c : ready) bench_args["candidates"].push_back(c.module_path);
+  worker::Reply screen = ctx_.ask("bench", bench_args);
   if (!screen.ok()) {
-    out.why = "screening failed: " + screen.error;
-    return out;
+    for (auto& c : ready) record(c, worker_failure("performance", screen));
+    return;
   }
   const double base_ms = verify::median(samples(screen.result["samples_ms"]["baseline"]));
-  for (auto& c : passed_static) {
+  for (auto& c : ready) {
     c.screen_ms = verify::median(samples(screen.result["samples_ms"][c.module_path]));
-    ctx.store.add_timing(ctx.run_id, c.record.id, "screen", "ms", samples(screen.result["samples_ms"][c.module_path]));
+    ctx_.store.add_timing(ctx_.run_id, c.record.id, "screen", "ms", samples(screen.result["samples_ms"][c.module_path]));
   }
-  out.screened = static_cast<int>(passed_static.size());
-  std::sort(passed_static.begin(), passed_static.end(),
-            [](const Candidate& a, const Candidate& b) { return a.screen_ms < b.screen_ms; });
+  out_.screened += static_cast<int>(ready.size());
+  std::sort(ready.begin(), ready.end(), [](const Candidate& a, const Candidate& b) { return a.screen_ms < b.screen_ms; });
   std::vector<Candidate*> finalists;
-  for (auto& c : passed_static) {
-    if (c.screen_ms < base_ms && static_cast<int>(finalists.size()) < o.gate_top_k) finalists.push_back(&c);
+  int tuner_finalists = 0;
+  for (auto& c : ready) {
+    if (c.screen_ms >= base_ms) {
+      if (c.origin == "coder" || c.origin == "repairer") {  // the Repairer gets the slowdown figures
+        verify::Verdict v{"performance", false,
+                          fmt::format("slower than the baseline in the screen: {:.4f} ms vs {:.4f} ms", c.screen_ms, base_ms),
+                          {{"candidate_ms", c.screen_ms}, {"baseline_ms", base_ms}, {"stage", "screen"}}};
+        record(c, v);
+      }
+      continue;
+    }
+    const bool is_tuner = c.origin == "tuner" || c.origin == "llm-tuner";
+    if (is_tuner && tuner_finalists >= o.gate_top_k) continue;
+    tuner_finalists += is_tuner ? 1 : 0;
+    finalists.push_back(&c);
   }
-  spdlog::info("    screen: baseline {:.4f} ms, best {:.4f} ms ({}), {} finalist(s)", base_ms,
-               passed_static.front().screen_ms, artifact::LaunchConfig::from_json(passed_static.front().config).label(),
-               finalists.size());
-  if (finalists.empty()) {
-    out.why = fmt::format("no configuration beat the baseline's {:.4f} ms in the screen (best {:.4f} ms)", base_ms,
-                          passed_static.front().screen_ms);
-    return out;
-  }
-
-  Candidate* best = nullptr;
+  spdlog::info("    screen: baseline {:.4f} ms, best {:.4f} ms ({}), {} finalist(s)", base_ms, ready.front().screen_ms,
+               ready.front().label(), finalists.size());
   for (Candidate* c : finalists) {
-    out.gated++;
-    json args = ctx.base_args;
-    args["module"] = module.index;
-    args["kernel"] = kernel.name;
+    out_.gated++;
+    json args = ctx_.base_args;
+    args["module"] = module_.index;
+    args["kernel"] = kernel_.name;
     args["candidate_module"] = c->module_path;
     args["atol"] = o.atol;
     args["rtol"] = o.rtol;
     // Gate 2: the kernel alone on every launch site's real arguments, for each seed.
-    worker::Reply chk = ctx.worker.request("check", args, ctx.timeout_ms());
-    if (!record(ctx, *c, chk.ok() ? verify::correctness_gate(chk.result) : worker_failure("correctness", chk), out)) {
-      continue;
-    }
+    worker::Reply chk = ctx_.ask("check", args);
+    if (!record(*c, chk.ok() ? verify::correctness_gate(chk.result) : worker_failure("correctness", chk))) continue;
     // Gate 3: the stitched module vs the baseline, float64 eager where they differ.
-    worker::Reply mc = ctx.worker.request("model_check", args, ctx.timeout_ms());
-    if (!record(ctx, *c, mc.ok() ? verify::model_gate(mc.result) : worker_failure("model", mc), out)) continue;
+    worker::Reply mc = ctx_.ask("model_check", args);
+    if (!record(*c, mc.ok() ? verify::model_gate(mc.result) : worker_failure("model", mc))) continue;
     // Gate 4: kernel and whole module, interleaved with the baseline, L2 flushed.
     json kb = bench_args;
     kb["trials"] = o.gate_trials;
     kb["candidates"] = json::array({c->module_path});
     json mb = kb;
     mb["mode"] = "model";
-    worker::Reply kr = ctx.worker.request("bench", kb, ctx.timeout_ms());
-    worker::Reply mr = kr.ok() ? ctx.worker.request("bench", mb, ctx.timeout_ms()) : kr;
+    worker::Reply kr = ctx_.ask("bench", kb);
+    worker::Reply mr = kr.ok() ? ctx_.ask("bench", mb) : kr;
     if (!kr.ok() || !mr.ok()) {
-      record(ctx, *c, worker_failure("performance", kr.ok() ? mr : kr), out);
+      record(*c, worker_failure("performance", kr.ok() ? mr : kr));
       continue;
     }
     auto kbase = samples(kr.result["samples_ms"]["baseline"]), kcand = samples(kr.result["samples_ms"][c->module_path]);
     auto mbase = samples(mr.result["samples_ms"]["baseline"]), mcand = samples(mr.result["samples_ms"][c->module_path]);
-    ctx.store.add_timing(ctx.run_id, c->record.id, "kernel_baseline", "ms", kbase);
-    ctx.store.add_timing(ctx.run_id, c->record.id, "kernel_candidate", "ms", kcand);
-    ctx.store.add_timing(ctx.run_id, c->record.id, "model_baseline", "ms", mbase);
-    ctx.store.add_timing(ctx.run_id, c->record.id, "model_candidate", "ms", mcand);
+    ctx_.store.add_timing(ctx_.run_id, c->record.id, "kernel_baseline", "ms", kbase);
+    ctx_.store.add_timing(ctx_.run_id, c->record.id, "kernel_candidate", "ms", kcand);
+    ctx_.store.add_timing(ctx_.run_id, c->record.id, "model_baseline", "ms", mbase);
+    ctx_.store.add_timing(ctx_.run_id, c->record.id, "model_candidate", "ms", mcand);
     verify::Verdict perf = verify::performance_gate(kbase, kcand, mbase, mcand);
-    if (!record(ctx, *c, perf, out)) continue;
-    ctx.store.set_candidate_status(c->record.id, "passed");
+    if (!record(*c, perf)) continue;
+    ctx_.store.set_candidate_status(c->record.id, "passed");
     auto est = verify::estimate_speedup(kbase, kcand);
-    spdlog::info("    {:<28} passed all four gates: kernel {:.3f}x [{:.3f}, {:.3f}]",
-                 artifact::LaunchConfig::from_json(c->config).label(), est.speedup, est.ci_low, est.ci_high);
-    if (best == nullptr || est.speedup > out.kernel_speedup.speedup) {
-      best = c;
-      out.kernel_speedup = est;
-      out.after_ms = est.candidate_median;
+    estimates_[c->record.id] = est;
+    spdlog::info("    {:<36} passed all four gates: kernel {:.3f}x [{:.3f}, {:.3f}]", c->label(), est.speedup,
+                 est.ci_low, est.ci_high);
+    task_.earlier.push_back({c->origin, c->label(), "performance", fmt::format("passed all gates, kernel {:.3f}x", est.speedup), true});
+    out_.attempts.push_back({{"origin", c->origin}, {"label", c->label()}, {"gate", "all"}, {"passed", true},
+                             {"reason", fmt::format("kernel {:.3f}x", est.speedup)}});
+    passed_.push_back(*c);
+  }
+}
+
+std::vector<Candidate> KernelSearch::from_answers(const std::vector<agents::KernelAnswer>& answers,
+                                                  const std::string& origin, int repair_round) {
+  std::vector<Candidate> out;
+  for (const auto& a : answers) {
+    Candidate c;
+    c.origin = origin;
+    c.code = a.code;
+    c.grid = a.grid;
+    c.notes = a.notes;
+    c.repair_round = repair_round;
+    // meta: the answer's values over the current config's (a standalone kernel keeps its launcher's)
+    c.config = module_.input_kind == "triton" ? json(nullptr) : tunable_;
+    if (module_.input_kind != "triton" && a.meta.is_object()) {
+      for (const auto& [k, v] : a.meta.items()) c.config[k] = v;
     }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<Candidate> KernelSearch::tuner_candidates(const std::string& code, const json& around,
+                                                      const std::string& origin, int max_configs) {
+  std::vector<Candidate> out;
+  if (around.is_null() || max_configs <= 0) return out;
+  for (const auto& cfg : agents::tuner_space(kernel_json_, around, max_configs)) {
+    Candidate c;
+    c.origin = origin;
+    c.config = cfg;
+    c.code = code;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+report::KernelOutcome KernelSearch::run() {
+  out_.status = "kept baseline";
+  // what the candidate is compared with: for a standalone kernel, its function under a plain @triton.jit
+  const std::string original_text =
+      module_.input_kind == "triton"
+          ? "@triton.jit\n" + module_.source.substr(kernel_.function.begin, kernel_.function.size())
+          : module_.kernel_source(kernel_);
+  worker::Reply orig = ctx_.ask("analyze", {{"source", original_text}});
+  if (!orig.ok()) throw UserError("cannot analyze the original kernel: " + orig.error);
+  orig_facts_ = orig.result;
+  const auto& o = ctx_.options;
+
+  // Round 1: the Coder (LLM) and the offline Tuner's configs around the baseline.
+  std::vector<Candidate> first;
+  if (llm_on(agents::Role::coder)) {
+    const int n = std::min(o.coder_candidates, std::max(1, left()));
+    spdlog::info("  {}: asking the Coder for {} candidate(s)", kernel_.name, n);
+    for (auto& c : answers_to_candidates(ask_coder(ctx_, task_, n), "coder", 0)) first.push_back(std::move(c));
+  }
+  if (module_.input_kind != "triton") {
+    std::vector<json> configs;
+    if (llm_on(agents::Role::tuner)) configs = ask_tuner(ctx_, task_, std::max(1, left() - static_cast<int>(first.size())));
+    std::vector<Candidate> tuned;
+    if (configs.empty()) {
+      tuned = tuner_candidates("", tunable_, "tuner", left() - static_cast<int>(first.size()));
+    } else {
+      for (const auto& cfg : configs) {
+        Candidate c;
+        c.origin = "tuner";
+        c.config = cfg;
+        tuned.push_back(std::move(c));
+      }
+    }
+    if (baseline_.is_null()) spdlog::info("  {}: the launcher reported no configuration to tune from", kernel_.name);
+    spdlog::info("  {}: {} config(s) to screen (baseline {})", kernel_.name, tuned.size(),
+                 tunable_.empty() ? std::string("?") : artifact::LaunchConfig::from_json(tunable_).label());
+    for (auto& c : tuned) first.push_back(std::move(c));
+  }
+  if (first.empty()) {
+    out_.why = module_.input_kind == "triton"
+                   ? "no candidate: the offline agents do not rewrite standalone kernels; configure an LLM (--llm)"
+                   : fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel_.kind,
+                                 fmt::join(kernel_.constexprs, ", "));
+    return out_;
+  }
+  evaluate(std::move(first));
+
+  // Repair rounds: each failed LLM candidate goes back to the Repairer with its gate failure.
+  for (int round = 1; round <= o.repair_rounds && !repairs_.empty() && left() > 0; ++round) {
+    if (!llm_on(agents::Role::repairer)) break;
+    std::vector<Candidate> fixed;
+    auto pending = std::move(repairs_);
+    repairs_.clear();
+    for (const auto& r : pending) {
+      if (left() - static_cast<int>(fixed.size()) <= 0) break;
+      agents::KernelAnswer failed{r.candidate.code, r.candidate.config, r.candidate.grid, r.candidate.notes};
+      agents::GateFailure why{r.verdict.gate, r.verdict.reason, trimmed(r.verdict.evidence)};
+      spdlog::info("  {}: asking the Repairer to fix {} ({} gate)", kernel_.name, r.candidate.label(), r.verdict.gate);
+      if (auto batch = ask_repairer(ctx_, task_, failed, why)) {
+        for (auto& c : answers_to_candidates(*batch, "repairer", r.candidate.repair_round + 1)) fixed.push_back(std::move(c));
+      }
+    }
+    if (fixed.empty()) break;
+    evaluate(std::move(fixed));
+  }
+
+  // The best LLM-written kernel gets its launch config tuned too (the same code, other meta).
+  auto best_it = std::max_element(passed_.begin(), passed_.end(), [&](const Candidate& a, const Candidate& b) {
+    return speedup_of(a) < speedup_of(b);
+  });
+  if (best_it != passed_.end() && !best_it->code.empty() && module_.input_kind != "triton" && left() > 0) {
+    Candidate best = *best_it;
+    spdlog::info("  {}: tuning the launch config of {}", kernel_.name, best.label());
+    evaluate(tuner_candidates(best.code, best.config, "llm-tuner", left()));
+  }
+
+  const Candidate* best = nullptr;
+  for (const auto& c : passed_) {
+    if (best == nullptr || speedup_of(c) > speedup_of(*best)) best = &c;
   }
   if (best == nullptr) {
-    out.why = fmt::format("{} finalist(s) failed a gate", finalists.size());
-    return out;
+    std::string tally;
+    for (const auto& [gate, n] : out_.rejected_by) tally += fmt::format("{}{} by {}", tally.empty() ? "" : ", ", n, gate);
+    out_.why = out_.screened == 0 && out_.rejected_by.empty()
+                   ? "no candidate could be evaluated"
+                   : fmt::format("no candidate passed all four gates ({} evaluated{}{})", used_,
+                                 tally.empty() ? "" : "; rejected ", tally);
+    return out_;
   }
-  ctx.store.set_candidate_status(best->record.id, "kept");
-  out.status = "improved";
-  out.winner_config = best->config;
-  out.winner_source = best->kernel_source;
-  out.why = fmt::format("launch config {} (was {})", artifact::LaunchConfig::from_json(best->config).label(),
-                        artifact::LaunchConfig::from_json(tunable).label());
-  return out;
+  ctx_.store.set_candidate_status(best->record.id, "kept");
+  out_.status = "improved";
+  out_.winner_config = best->config;
+  out_.winner_source = best->kernel_source;
+  out_.winner_origin = best->origin;
+  out_.kernel_speedup = estimate_of(*best);
+  out_.after_ms = out_.kernel_speedup.candidate_median;
+  out_.why = best->code.empty()
+                 ? fmt::format("launch config {} (was {})", best->label(),
+                               artifact::LaunchConfig::from_json(tunable_).label())
+                 : fmt::format("rewritten by the {} ({}){}", best->origin == "llm-tuner" ? "Coder, then tuned" : best->origin,
+                               best->label(), best->notes.empty() ? "" : ": " + best->notes);
+  return out_;
+}
+
+}  // namespace
+
+report::KernelOutcome search_kernel(Context& ctx, const artifact::Module& module, const artifact::Kernel& kernel,
+                                    const json& baseline_config, int budget, const agents::KernelProfile& profile,
+                                    const std::string& strategy) {
+  KernelSearch search(ctx, module, kernel, baseline_config, budget, profile, strategy);
+  return search.run();
 }
 
 std::string stitch_module(Context& ctx, const artifact::Module& module,
@@ -261,7 +590,7 @@ std::string stitch_module(Context& ctx, const artifact::Module& module,
   args["candidate_module"] = path.string();
   args["atol"] = ctx.options.atol;
   args["rtol"] = ctx.options.rtol;
-  worker::Reply mc = ctx.worker.request("model_check", args, ctx.timeout_ms());
+  worker::Reply mc = ctx.ask("model_check", args);
   if (mc.ok() && verify::model_gate(mc.result).passed) {
     report.stitch_decision = fmt::format("stitched {} verified kernels, re-verified together", winners.size());
     return stitched;
@@ -282,7 +611,7 @@ report::EndToEnd final_check(Context& ctx, const RunDir& run_dir) {
   json args = {{"run_dir", run_dir.path().string()}, {"device", ctx.options.device},
                {"seeds", ctx.options.final_seeds}, {"atol", ctx.options.atol}, {"rtol", ctx.options.rtol},
                {"trials", ctx.options.gate_trials}};
-  worker::Reply r = ctx.worker.request("final_check", args, ctx.timeout_ms());
+  worker::Reply r = ctx.ask("final_check", args);
   if (!r.ok()) {
     e.why = "end-to-end check failed to run: " + r.error;
     return e;

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/llm_session.hpp"
+#include "agents/profiler.hpp"
 #include "artifact/artifact.hpp"
 #include "engine/options.hpp"
 #include "engine/run_dir.hpp"
@@ -27,19 +29,30 @@ struct Context {
   store::Store& store;
   std::int64_t run_id = 0;
   std::filesystem::path out;
-  nlohmann::json base_args;  ///< problem, device, seeds: identifies the captured session
+  nlohmann::json base_args;  ///< problem, device, seeds, input_kind: identifies the captured session
+  agents::LlmSession* llm = nullptr;
+  bool continuing = false;   ///< this run was started before (resume): reuse what it recorded  ///< the LLM agents; null or disabled roles = the offline agents
 
   /// A worker request whose failure ends the run (capture, profile): throws
   /// UserError with the worker's one-line message.
   nlohmann::json request(const std::string& op, const nlohmann::json& args);
+  /// A worker request whose failure is a verdict, not the end of the run (gates, screening).
+  worker::Reply ask(const std::string& op, const nlohmann::json& args);
   int timeout_ms() const { return options.request_timeout_s * 1000; }
 };
 
-/// Tunes one kernel's launch configuration (offline Tuner) and verifies the
-/// best screened configs through gates 1-4. Outcome "improved" carries the
-/// winning kernel source; otherwise the reason the baseline stays.
+/// Searches one kernel within `budget` candidate evaluations: the Coder's
+/// candidates (LLM) and the Tuner's launch configs (LLM or offline) go through
+/// gate 1 and a short screen; those faster than the baseline go through gates
+/// 2-4. LLM candidates that fail a gate go back to the Repairer with the exact
+/// failure, for at most options.repair_rounds rounds; the best passing
+/// LLM-written kernel then gets its launch config tuned. Candidates rejected
+/// earlier in the same run are never re-evaluated, and ones that passed keep
+/// their verdicts. Outcome "improved" carries the winning kernel source;
+/// otherwise the reason the baseline stays.
 report::KernelOutcome search_kernel(Context& ctx, const artifact::Module& module, const artifact::Kernel& kernel,
-                                    const nlohmann::json& baseline_config, int budget);
+                                    const nlohmann::json& baseline_config, int budget,
+                                    const agents::KernelProfile& profile, const std::string& strategy);
 
 /// The module with all winners stitched in, re-verified together (gate 3 and
 /// the model-level timing); falls back to the single best winner, then to the

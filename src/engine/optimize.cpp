@@ -14,7 +14,9 @@
 
 #include "agents/planner.hpp"
 #include "agents/profiler.hpp"
+#include "engine/agent_calls.hpp"
 #include "engine/kernel_search.hpp"
+#include "llm/chat.hpp"
 #include "engine/run_dir.hpp"
 #include "report/report.hpp"
 #include "store/store.hpp"
@@ -59,10 +61,19 @@ worker::WorkerOptions worker_options(const OptimizeOptions& o, const fs::path& o
 
 /// Profiles one module and turns the worker's numbers into agent inputs.
 std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::Module& m, json& raw) {
-  json args = ctx.base_args;
-  args["module"] = m.index;
-  args["reps"] = 20;
-  raw = ctx.request("profile", args);
+  // A continued run reuses its measured profile: the agents' prompts (built from it) stay byte-identical,
+  // so their answers replay from the store instead of being asked and paid for again.
+  const fs::path cached = ctx.out / "logs" / fmt::format("profile_m{}_{}.json", m.index, m.source_hash.substr(0, 12));
+  if (ctx.continuing && fs::exists(cached)) {
+    raw = json::parse(util::read_file(cached));
+    spdlog::info("  profile of module {} reused from {}", m.index, cached.string());
+  } else {
+    json args = ctx.base_args;
+    args["module"] = m.index;
+    args["reps"] = 20;
+    raw = ctx.request("profile", args);
+    util::write_file_atomic(cached, raw.dump() + "\n");
+  }
   double module_ms = verify::median(samples_of(raw["module_samples_ms"]));
   std::vector<agents::KernelMeasurement> ms;
   for (const auto& k : raw["kernels"]) {
@@ -80,9 +91,58 @@ std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::
 }
 
 json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
-         const json& options);
+         const json& options, bool continuing);
+
+/// Everything `kernelopt resume` needs to continue the run as it was started.
+json saved_options(const OptimizeOptions& o) {
+  return {{"problem", fs::absolute(o.problem).string()}, {"workspace", fs::absolute(o.workspace).string()},
+          {"python", o.python}, {"python_path", o.python_path}, {"device", o.device}, {"seeds", o.seeds},
+          {"final_seeds", o.final_seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"budget", o.budget},
+          {"gate_top_k", o.gate_top_k}, {"screen_trials", o.screen_trials}, {"gate_trials", o.gate_trials},
+          {"request_timeout_s", o.request_timeout_s}, {"final_error_ratio", o.final_error_ratio},
+          {"input_kind", o.input_kind}, {"llm", agents::to_json(o.llm)}, {"coder_candidates", o.coder_candidates},
+          {"repair_rounds", o.repair_rounds}};
+}
 
 }  // namespace
+
+OptimizeOptions load_run_options(const fs::path& run_dir) {
+  const fs::path file = run_dir / "options.json";
+  if (!fs::is_regular_file(file)) {
+    throw UserError(fmt::format("{}: not a kernelopt run directory (no options.json)", run_dir.string()));
+  }
+  json j;
+  try {
+    j = json::parse(util::read_file(file));
+    OptimizeOptions o;
+    o.problem = j.at("problem").get<std::string>();
+    o.out_dir = run_dir;
+    o.workspace = j.at("workspace").get<std::string>();
+    o.python = j.at("python");
+    o.python_path = j.value("python_path", "");
+    o.device = j.at("device");
+    o.seeds = j.at("seeds").get<std::vector<int>>();
+    o.final_seeds = j.at("final_seeds").get<std::vector<int>>();
+    o.atol = j.at("atol");
+    o.rtol = j.at("rtol");
+    o.budget = j.at("budget");
+    o.gate_top_k = j.at("gate_top_k");
+    o.screen_trials = j.at("screen_trials");
+    o.gate_trials = j.at("gate_trials");
+    o.request_timeout_s = j.at("request_timeout_s");
+    o.final_error_ratio = j.at("final_error_ratio");
+    o.input_kind = j.at("input_kind");
+    o.llm = agents::llm_config_from_json(j.at("llm"));
+    o.coder_candidates = j.at("coder_candidates");
+    o.repair_rounds = j.at("repair_rounds");
+    o.resume = true;
+    return o;
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("{}: unreadable: {}", file.string(), e.what()));
+  }
+}
 
 json optimize(const OptimizeOptions& o) {
   if (!fs::is_regular_file(o.problem)) throw UserError(fmt::format("{}: no such file", o.problem.string()));
@@ -100,11 +160,32 @@ json optimize(const OptimizeOptions& o) {
   rec.input_hash = problem_hash;
   rec.out_dir = out.string();
   rec.status = "running";
-  rec.options = {{"seeds", o.seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"budget", o.budget}};
-  const int64_t run_id = st.create_run(rec);
+  rec.options = {{"seeds", o.seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"budget", o.budget},
+                 {"input_kind", o.input_kind}};
+  int64_t run_id = 0;
+  bool continuing = false;
+  if (auto prev = st.latest_run_for_out_dir(out.string()); prev && prev->input_hash == problem_hash &&
+                                                            (o.resume || prev->status != "done")) {
+    // the same problem in the same directory, unfinished (or resumed on purpose): continue that run,
+    // so every verdict it recorded stands and nothing verified is measured again
+    run_id = prev->id;
+    continuing = true;
+    st.set_run_status(run_id, "running");
+    spdlog::info("continuing run {} recorded in {}", run_id, out.string());
+  } else if (o.resume) {
+    throw UserError(fmt::format("{}: the store in {} has no run of this problem to resume", out.string(),
+                                o.workspace.string()));
+  } else {
+    run_id = st.create_run(rec);
+  }
+  util::write_file_atomic(out / "options.json", saved_options(o).dump(1) + "\n");
 
   try {
-    return run(o, st, run_id, run_dir, problem_hash, rec.options);
+    return run(o, st, run_id, run_dir, problem_hash, rec.options, continuing);
+  } catch (const llm::PendingAnswer& e) {
+    st.set_run_status(run_id, "waiting");
+    throw WaitingForAnswers(fmt::format("waiting for LLM answers ({}); when they are written, run: kernelopt resume {}",
+                                        e.what(), out.string()));
   } catch (...) {
     st.set_run_status(run_id, "failed");
     throw;
@@ -114,11 +195,14 @@ json optimize(const OptimizeOptions& o) {
 namespace {
 
 json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
-         const json& options) {
+         const json& options, bool continuing) {
   const fs::path out = run_dir.path();
   worker::Worker w(worker_options(o, out));
-  Context ctx{o, w, st, run_id, out, {}};
-  ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds}};
+  agents::LlmSession llm(o.llm, st, run_id);
+  Context ctx{o, w, st, run_id, out, {}, o.llm.configured() ? &llm : nullptr};
+  ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds},
+                   {"input_kind", o.input_kind}};
+  ctx.continuing = continuing;
 
   // The problem file, then the GPU, before the first progress line: bad input is one line on stderr.
   try {
@@ -153,12 +237,22 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
     spdlog::info("[2/5] profiling module {}", m.index);
     json raw;
     auto profiles = profile_module(ctx, m, raw);
+    if (ctx.llm) {  // the LLM Profiler's diagnosis replaces the rules' sentence; the numbers stay measured
+      for (const auto& [name, text] : ask_profiler(ctx, profiles, raw.value("bandwidth_gbps", 0.0))) {
+        for (auto& p : profiles) {
+          if (p.name == name) p.diagnosis = text;
+        }
+      }
+    }
     report::ModuleReport mr;
     mr.index = m.index;
     mr.module_ms = verify::median(samples_of(raw["module_samples_ms"]));
     mr.bandwidth_gbps = raw.value("bandwidth_gbps", 0.0);
     for (const auto& v : m.vendor_calls) mr.vendor_calls.push_back(v.op);
     auto plan = agents::plan(profiles, o.budget);
+    if (ctx.llm) {
+      if (auto llm_plan = ask_planner(ctx, profiles, o.budget)) plan = *llm_plan;
+    }
     for (const auto& p : profiles) {
       const auto* k = m.find_kernel(p.name);
       const json& raw_k = *std::find_if(raw["kernels"].begin(), raw["kernels"].end(),
@@ -182,7 +276,8 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
         kr.outcome.why = kr.plan.why.rfind("skipped: ", 0) == 0 ? kr.plan.why.substr(9) : kr.plan.why;
         continue;
       }
-      kr.outcome = search_kernel(ctx, m, *m.find_kernel(kr.profile.name), kr.baseline_config, kr.plan.budget);
+      kr.outcome = search_kernel(ctx, m, *m.find_kernel(kr.profile.name), kr.baseline_config, kr.plan.budget,
+                                 kr.profile, kr.plan.strategy);
       if (kr.outcome.status == "improved") winners[m.index][kr.profile.name] = kr.outcome.winner_source;
     }
     rep.modules.push_back(mr);
@@ -212,6 +307,14 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
     rep.end_to_end = final_check(ctx, run_dir);
   }
   rep.improved = run_dir.any_optimized();
+  if (o.input_kind == "triton" && !modules.empty()) {
+    // the user's file, drop-in: same launcher, same names; only the verified kernels differ
+    const fs::path named = out / "optimized" / o.problem.filename();
+    util::write_file_atomic(named, util::read_file(out / "optimized" / "module0.py"));
+    spdlog::info("optimized kernel file: {}", named.string());
+  }
+  rep.input_kind = o.input_kind;
+  if (ctx.llm) rep.llm = ctx.llm->usage();
   json report_json = report::to_json(rep);
   report::write(rep, out);
   st.set_run_status(run_id, "done", report_json["summary"]);

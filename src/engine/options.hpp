@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "agents/llm_session.hpp"
+
 namespace kernelopt::engine {
 
 struct OptimizeOptions {
@@ -26,6 +28,11 @@ struct OptimizeOptions {
   int gate_trials = 100;                     ///< timed trials per series in the performance gate
   int request_timeout_s = 900;               ///< one worker request; a hang is killed after this
   double final_error_ratio = 1.0;            ///< end to end: optimized error vs float64 may be this times the baseline's
+  std::string input_kind = "module";         ///< module (nn.Module problem) | triton (standalone kernel file)
+  agents::LlmConfig llm;                     ///< which LLM each agent asks; none configured = offline agents
+  int coder_candidates = 3;                  ///< candidates asked of the Coder per kernel
+  int repair_rounds = 2;                     ///< Repairer rounds per failed LLM candidate lineage
+  bool resume = false;                       ///< continue the run recorded in out_dir (kernelopt resume)
 };
 
 }  // namespace kernelopt::engine

@@ -7,7 +7,9 @@
 /// Contract: request_json() is the canonical form of a request: keys sorted,
 /// no whitespace, so equal requests give byte-equal JSON and equal
 /// request_hash() values across runs and machines (the relay's file names and
-/// the LLM cache key rest on this).
+/// the LLM cache key rest on this). ChatRequest::tag is deliberately not part
+/// of that form: it names the request for people and the relay's scripted
+/// answers, and two requests differing only in their tag are the same request.
 #pragma once
 
 #include <stdexcept>
@@ -31,6 +33,10 @@ struct ChatRequest {
   double temperature = 0;          ///< sampling temperature (0 = as deterministic as the model allows)
   int max_tokens = 4096;           ///< upper bound on output tokens
   std::string system;              ///< system prompt ("" = none)
+  /// Who asks and why, e.g. "coder.<kernel>.0" ("" = none). Not sent to HTTP
+  /// providers, not part of request_json()/request_hash(); the relay also
+  /// accepts an answer file named after it (see relay_provider.hpp).
+  std::string tag;
 };
 
 struct ChatResponse {
@@ -62,7 +68,7 @@ class PendingAnswer : public std::runtime_error {
   std::string hash;          ///< request_hash() of the request
 };
 
-/// {"max_tokens","messages":[{"content","role"}],"model","system","temperature"}.
+/// {"max_tokens","messages":[{"content","role"}],"model","system","temperature"} (no tag).
 nlohmann::json request_json(const ChatRequest& request);
 /// request_json(request) dumped compact, keys sorted, invalid UTF-8 replaced by U+FFFD.
 std::string canonical_request(const ChatRequest& request);

@@ -47,13 +47,25 @@ fs::path RelayProvider::answer_path(const std::string& hash, const char* extensi
   return dir_ / "answers" / (hash + extension);
 }
 
-std::optional<ChatResponse> RelayProvider::read_answer(const std::string& hash) const {
+fs::path RelayProvider::tag_path(const std::string& hash) const { return dir_ / "requests" / (hash + ".tag"); }
+
+std::string sanitize_tag(const std::string& tag) {
+  std::string out = tag;
+  for (char& c : out) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  return out;
+}
+
+std::optional<ChatResponse> RelayProvider::read_answer(const std::string& stem) const {
   ChatResponse out;
-  if (const fs::path txt = answer_path(hash, ".txt"); file_exists(txt)) {
+  if (const fs::path txt = answer_path(stem, ".txt"); file_exists(txt)) {
     out.text = util::read_file(txt);
     return out;
   }
-  const fs::path json_path = answer_path(hash, ".json");
+  const fs::path json_path = answer_path(stem, ".json");
   if (!file_exists(json_path)) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(util::read_file(json_path), nullptr, false);
   if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
@@ -70,6 +82,13 @@ ChatResponse RelayProvider::complete(const ChatRequest& request) {
   const std::string canonical = canonical_request(request);
   const std::string hash = request_hash(request);
   const fs::path request_file = request_path(hash);
+  const std::string tag = sanitize_tag(request.tag);
+  // the hash's own answer first; a scripted answer named after the tag second
+  const auto find_answer = [&]() -> std::optional<ChatResponse> {
+    if (auto a = read_answer(hash)) return a;
+    if (!tag.empty()) return read_answer(tag);
+    return std::nullopt;
+  };
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(std::min(spec_.timeout_s, kMaxTimeoutS)));
   std::optional<ChatResponse> answer;
@@ -80,7 +99,8 @@ ChatResponse RelayProvider::complete(const ChatRequest& request) {
         util::write_file_atomic(request_file, canonical + "\n");
         spdlog::info("{}: request written to {}", name(), request_file.string());
       }
-      while (!(answer = read_answer(hash)) && Clock::now() < deadline) std::this_thread::sleep_for(kPollInterval);
+      if (!request.tag.empty() && !file_exists(tag_path(hash))) util::write_file_atomic(tag_path(hash), request.tag + "\n");
+      while (!(answer = find_answer()) && Clock::now() < deadline) std::this_thread::sleep_for(kPollInterval);
     }
   } catch (const ProviderError&) {
     throw;
@@ -88,8 +108,10 @@ ChatResponse RelayProvider::complete(const ChatRequest& request) {
     throw ProviderError(fmt::format("{}: {}", name(), e.what()));
   }
   if (!answer)
-    throw PendingAnswer(fmt::format("{}: waiting for an answer to {} (write {}.txt or {}.json in {})", name(),
-                                    request_file.string(), hash, hash, (dir_ / "answers").string()),
+    throw PendingAnswer(fmt::format("{}: waiting for an answer to {} (write {}.txt or {}.json{} in {})", name(),
+                                    request_file.string(), hash, hash,
+                                    tag.empty() ? std::string() : fmt::format(", or {}.txt or {}.json,", tag, tag),
+                                    (dir_ / "answers").string()),
                         request_file.string(), hash);
   if (answer->model.empty()) answer->model = request.model;
   answer->provider = name();

@@ -11,6 +11,14 @@
 /// Writers of answers should write a temporary file and rename it, so a
 /// half-written answer is never read.
 ///
+/// Tags: a request with a ChatRequest::tag also gets DIR/requests/<hash>.tag
+/// (the tag, one line), and when no answer for its hash exists, an answer
+/// named after the tag is accepted: DIR/answers/<tag>.txt or <tag>.json, the
+/// tag sanitized to [A-Za-z0-9._-] (every other byte becomes '_', see
+/// sanitize_tag). This lets scripted answers be written before the prompts
+/// (whose measured numbers vary from run to run) are known. The hash's answer
+/// wins when both exist.
+///
 /// Contract: thread-safe. An answer already present is returned at once.
 /// Otherwise the request file is written atomically and the answers folder is
 /// polled for up to timeout_s (0 = checked once, no waiting); then PendingAnswer
@@ -37,13 +45,17 @@ class RelayProvider final : public Provider {
 
   std::filesystem::path request_path(const std::string& hash) const;  ///< DIR/requests/<hash>.json
   std::filesystem::path answer_path(const std::string& hash, const char* extension) const;  ///< DIR/answers/<hash><ext>
+  std::filesystem::path tag_path(const std::string& hash) const;  ///< DIR/requests/<hash>.tag
 
  private:
-  /// The answer for hash if one of its files exists and reads well.
-  std::optional<ChatResponse> read_answer(const std::string& hash) const;
+  /// The answer in DIR/answers/<stem>.txt|.json if one of them exists and reads well.
+  std::optional<ChatResponse> read_answer(const std::string& stem) const;
 
   const ProviderSpec spec_;
   const std::filesystem::path dir_;
 };
+
+/// tag with every byte outside [A-Za-z0-9._-] replaced by '_' ("" stays "").
+std::string sanitize_tag(const std::string& tag);
 
 }  // namespace kernelopt::llm

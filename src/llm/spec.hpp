@@ -7,7 +7,7 @@
 ///                     llama.cpp, Ollama: set base_url, e.g. http://127.0.0.1:8000/v1)
 ///   anthropic:MODEL   Anthropic Messages API
 ///   exec:COMMAND      runs COMMAND with /bin/sh -c; request JSON on stdin, answer on stdout
-///   relay:DIR         writes DIR/requests/<hash>.json, reads DIR/answers/<hash>.txt|.json
+///   relay:DIR         writes DIR/requests/<hash>.json, reads DIR/answers/<hash>.txt|.json (or <tag>.txt|.json)
 ///
 /// Options (each scheme accepts only those it uses; others are an error):
 ///   base_url=URL             openai, anthropic (default: the vendor's API)

@@ -39,7 +39,8 @@ json to_json(const Report& r) {
       kernels++;
       improved += k.outcome.status == "improved";
       json o = {{"status", k.outcome.status}, {"why", k.outcome.why}, {"winner_config", k.outcome.winner_config},
-                {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by}};
+                {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by},
+                {"winner_origin", k.outcome.winner_origin}, {"attempts", k.outcome.attempts}};
       if (k.outcome.status == "improved") {
         o["kernel_speedup"] = estimate_json(k.outcome.kernel_speedup);
         o["after_ms"] = k.outcome.after_ms;
@@ -69,7 +70,8 @@ json to_json(const Report& r) {
                   {"kernels_improved", improved}, {"correct", e.passed}};
   return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
-          {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why}};
+          {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
+          {"input_kind", r.input_kind}, {"llm", r.llm}};
 }
 
 std::string to_markdown(const json& j) {
@@ -120,7 +122,37 @@ std::string to_markdown(const json& j) {
                         k["plan"]["why"].get<std::string>(), o["screened"].get<int>(), o["gated"].get<int>(),
                         o["rejected_by"].dump());
     }
+    for (const auto& k : m["kernels"]) {
+      const auto& attempts = k["outcome"].value("attempts", json::array());
+      if (attempts.empty()) continue;
+      md += fmt::format("\nCandidates of `{}` (origin, candidate, verdict):\n\n", k["name"].get<std::string>());
+      for (const auto& a : attempts) {
+        md += fmt::format("- {} `{}`: {}{}\n", a["origin"].get<std::string>(), a["label"].get<std::string>(),
+                          a["passed"].get<bool>() ? "passed all four gates, " : "rejected by " + a["gate"].get<std::string>() + " gate: ",
+                          a["reason"].get<std::string>());
+      }
+    }
     md += "\n" + m["stitch_decision"].get<std::string>() + ".\n\n";
+  }
+  if (j.contains("llm") && j["llm"].is_object()) {
+    const auto& l = j["llm"];
+    md += "## Language models\n\n";
+    const auto& t = l.value("total", json::object());
+    md += fmt::format("{} request(s), {} answered from the store; {} input and {} output tokens; ${:.4f}.\n\n",
+                      t.value("requests", 0), t.value("cached", 0), t.value("input_tokens", 0LL),
+                      t.value("output_tokens", 0LL), t.value("cost_usd", 0.0));
+    if (l.contains("roles") && l["roles"].is_object()) {
+      md += "| agent | provider | requests | cached | input tokens | output tokens | USD |\n|---|---|---:|---:|---:|---:|---:|\n";
+      for (const auto& [role, u] : l["roles"].items()) {
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.4f} |\n", role, u.value("provider", std::string("-")),
+                          u.value("requests", 0), u.value("cached", 0), u.value("input_tokens", 0LL),
+                          u.value("output_tokens", 0LL), u.value("cost_usd", 0.0));
+      }
+    }
+    for (const auto& f : l.value("fallbacks", json::array())) {
+      md += "\nFell back to the offline agents: " + (f.is_string() ? f.get<std::string>() : f.dump()) + "\n";
+    }
+    md += "\n";
   }
   return md;
 }

@@ -26,6 +26,8 @@ struct KernelOutcome {
   int screened = 0;              ///< configs timed in the screen
   int gated = 0;                 ///< candidates sent through gates 2-4
   std::map<std::string, int> rejected_by;  ///< gate -> candidates it rejected
+  std::string winner_origin;     ///< tuner | coder | repairer | llm-tuner; "" when none
+  nlohmann::json attempts = nlohmann::json::array();  ///< {origin, label, gate, passed, reason} per verdict that decided
 };
 
 struct KernelReport {
@@ -64,6 +66,8 @@ struct Report {
   EndToEnd end_to_end;
   bool improved = false;
   std::string reverted_why;      ///< set when the end-to-end check undid the optimized modules
+  std::string input_kind = "module";  ///< module | triton
+  nlohmann::json llm;            ///< LLM use: providers, requests, tokens, cost, fallbacks; null when offline
 };
 
 nlohmann::json to_json(const Report& report);

@@ -68,8 +68,32 @@ CREATE TABLE timings (
 CREATE INDEX timings_run ON timings(run_id);
 )sql";
 
+// Version 1 -> 2: every LLM exchange (request and answer), so identical
+// requests replay from the store and a run's LLM use can be reported.
+// request_json is the canonical request (redacted); the lookup key is
+// (provider, model, request_hash).
+constexpr const char* kV2 = R"sql(
+CREATE TABLE llm_exchanges (
+  id            INTEGER PRIMARY KEY,
+  created_at    TEXT NOT NULL,
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  agent         TEXT NOT NULL,
+  tag           TEXT NOT NULL,
+  provider      TEXT NOT NULL,
+  model         TEXT NOT NULL,
+  request_hash  TEXT NOT NULL,
+  request_json  TEXT NOT NULL,
+  response_text TEXT NOT NULL,
+  input_tokens  INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cost_usd      REAL NOT NULL
+);
+CREATE INDEX llm_exchanges_key ON llm_exchanges(provider, model, request_hash);
+CREATE INDEX llm_exchanges_run ON llm_exchanges(run_id);
+)sql";
+
 // kSteps[v] migrates version v to v + 1.
-constexpr std::array<const char*, kSchemaVersion> kSteps = {kV1};
+constexpr std::array<const char*, kSchemaVersion> kSteps = {kV1, kV2};
 
 int user_version(Database& db) {
   Statement st = db.prepare("PRAGMA user_version");

@@ -11,7 +11,7 @@
 
 namespace kernelopt::store {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: llm_exchanges
 
 /// Migrates `db` to kSchemaVersion.
 void migrate(Database& db);

@@ -70,6 +70,28 @@ CandidateRecord read_candidate(const Statement& st) {
   return c;
 }
 
+const std::string kLlmColumns =
+    "SELECT id, created_at, run_id, agent, tag, provider, model, request_hash, request_json, response_text, "
+    "input_tokens, output_tokens, cost_usd FROM llm_exchanges ";
+
+LlmExchangeRecord read_llm_exchange(const Statement& st) {
+  LlmExchangeRecord r;
+  r.id = st.column_int64(0);
+  r.created_at = st.column_text(1);
+  r.run_id = st.column_int64(2);
+  r.agent = st.column_text(3);
+  r.tag = st.column_text(4);
+  r.provider = st.column_text(5);
+  r.model = st.column_text(6);
+  r.request_hash = st.column_text(7);
+  r.request_json = st.column_text(8);
+  r.response_text = st.column_text(9);
+  r.input_tokens = st.column_int64(10);
+  r.output_tokens = st.column_int64(11);
+  r.cost_usd = st.column_double(12);
+  return r;
+}
+
 }  // namespace
 
 std::string utc_now_iso8601() {
@@ -284,6 +306,46 @@ std::vector<TimingRecord> Store::timings(std::int64_t run_id) {
     t.created_at = st.column_text(6);
     out.push_back(std::move(t));
   }
+  return out;
+}
+
+// --- LLM exchanges ------------------------------------------------------------
+
+std::int64_t Store::add_llm_exchange(const LlmExchangeRecord& e) {
+  if (!std::isfinite(e.cost_usd)) throw StoreError("store: non-finite LLM cost for '" + e.tag + "'");
+  Statement st = db_.prepare(
+      "INSERT INTO llm_exchanges(created_at, run_id, agent, tag, provider, model, request_hash, request_json, "
+      "response_text, input_tokens, output_tokens, cost_usd) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  st.bind(1, e.created_at.empty() ? utc_now_iso8601() : e.created_at)
+      .bind(2, e.run_id)
+      .bind(3, e.agent)
+      .bind(4, e.tag)
+      .bind(5, e.provider)
+      .bind(6, e.model)
+      .bind(7, e.request_hash)
+      .bind(8, e.request_json)
+      .bind(9, e.response_text)
+      .bind(10, static_cast<std::int64_t>(e.input_tokens))
+      .bind(11, static_cast<std::int64_t>(e.output_tokens))
+      .bind(12, e.cost_usd);
+  st.run();
+  return db_.last_insert_rowid();
+}
+
+std::optional<LlmExchangeRecord> Store::find_llm_exchange(const std::string& provider, const std::string& model,
+                                                          const std::string& request_hash) {
+  Statement st = db_.prepare(kLlmColumns +
+                             "WHERE provider = ?1 AND model = ?2 AND request_hash = ?3 ORDER BY id DESC LIMIT 1");
+  st.bind(1, provider).bind(2, model).bind(3, request_hash);
+  if (!st.step()) return std::nullopt;
+  return read_llm_exchange(st);
+}
+
+std::vector<LlmExchangeRecord> Store::llm_exchanges(std::int64_t run_id) {
+  Statement st = db_.prepare(kLlmColumns + "WHERE run_id = ?1 ORDER BY id");
+  st.bind(1, run_id);
+  std::vector<LlmExchangeRecord> out;
+  while (st.step()) out.push_back(read_llm_exchange(st));
   return out;
 }
 

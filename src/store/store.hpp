@@ -1,7 +1,7 @@
 /// \file
 /// The workspace store: one SQLite database per workspace that records runs,
 /// the kernels they found, every candidate (by source hash), every gate
-/// verdict with its evidence, and timing samples — so runs can be reported,
+/// verdict with its evidence, timing samples and LLM exchanges — so runs can be reported,
 /// replayed and resumed. Contract: the schema is versioned with
 /// PRAGMA user_version and migrated forward on open (a newer file than this
 /// build knows is refused); every multi-statement write is one transaction;
@@ -77,6 +77,25 @@ struct TimingRecord {
   std::string created_at;
 };
 
+/// One question to a language model and its answer (see agents/llm_session.hpp).
+/// Never holds an API key: requests carry none, and the session redacts every
+/// configured key's value from both texts before storing them.
+struct LlmExchangeRecord {
+  std::int64_t id = 0;
+  std::string created_at;     // UTC ISO-8601; filled on insert if empty
+  std::int64_t run_id = 0;
+  std::string agent;          // the role that asked: profiler|planner|coder|repairer|tuner
+  std::string tag;            // ChatRequest::tag, e.g. "coder.<kernel>.0"
+  std::string provider;       // Provider::name(), e.g. "openai:gpt-4.1"
+  std::string model;          // the model asked for ("" = the provider's own)
+  std::string request_hash;   // llm::request_hash() of the request
+  std::string request_json;   // llm::canonical_request() of the request
+  std::string response_text;  // the answer's text
+  long long input_tokens = 0;
+  long long output_tokens = 0;
+  double cost_usd = 0;
+};
+
 /// Current UTC time as ISO-8601 with milliseconds.
 std::string utc_now_iso8601();
 
@@ -118,6 +137,13 @@ class Store {
   std::int64_t add_timing(std::int64_t run_id, std::optional<std::int64_t> candidate_id, const std::string& label,
                           const std::string& unit, const std::vector<double>& samples);
   std::vector<TimingRecord> timings(std::int64_t run_id);  // in insertion order
+
+  /// Records one LLM exchange; returns its id. The run must exist.
+  std::int64_t add_llm_exchange(const LlmExchangeRecord& exchange);
+  /// The newest exchange with this (provider, model, request_hash), from any run.
+  std::optional<LlmExchangeRecord> find_llm_exchange(const std::string& provider, const std::string& model,
+                                                     const std::string& request_hash);
+  std::vector<LlmExchangeRecord> llm_exchanges(std::int64_t run_id);  // in insertion order
 
   /// PRAGMA integrity_check reports "ok".
   bool integrity_ok();

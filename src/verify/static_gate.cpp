@@ -241,6 +241,10 @@ Verdict static_gate(const json& candidate_facts, const json& original_facts, con
     if (kernel) check.check_kernel(candidate_facts, *kernel);
     check.check_forbidden(candidate_facts);
     if (kernel) check.check_stores(candidate_facts, original_facts, kernel_name);
+    // a grid expression from an LLM answer, checked by the worker with ast (never evaluated there)
+    if (const auto it = candidate_facts.find("grid_violations"); it != candidate_facts.end() && it->is_array()) {
+      for (const json& g : *it) check.add("grid", error_text(g));
+    }
   }
 
   const json& violations = check.violations();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/fs.hpp"
+#include "util/hash.hpp"
 
 using namespace kernelopt::artifact;
 
@@ -152,4 +153,88 @@ TEST(ArtifactStitch, RejectsTextThatWouldBreakTheLiteral) {
   EXPECT_THROW(stitch_kernels(m, {{name, body + "x = ''"}}), ArtifactError);
   EXPECT_THROW(stitch_kernels(m, {{name, body + std::string(1, '\0')}}), ArtifactError);
   EXPECT_THROW(stitch_kernels(m, {{"triton_not_here", body}}), ArtifactError);
+}
+
+TEST(ArtifactStitch, GridBecomesAFixedGridInInductorMeta) {
+  Module m = load("softmax");
+  const Kernel& k = m.kernels.at(0);
+  LaunchConfig cfg;
+  cfg.blocks = {{"XBLOCK", 4}, {"R0_BLOCK", 1024}};
+  std::string out = kernel_source_with_config(m, k, cfg, {"(xnumel + 3) // 4"});
+  EXPECT_NE(out.find("inductor_meta={**" + k.heuristic_args.at("inductor_meta") +
+                     ", 'grid_type': 'FixedGrid', 'fixed_grid': ['(xnumel + 3) // 4', '1', '1']}"),
+            std::string::npos)
+      << out;
+  // written inside a Python string literal: a quote or a call could escape it
+  EXPECT_THROW(kernel_source_with_config(m, k, cfg, {"xnumel'] + __import__('os')"}), ArtifactError);
+  EXPECT_THROW(kernel_source_with_config(m, k, cfg, {"1", "1", "1", "1"}), ArtifactError);
+}
+
+TEST(ArtifactStitch, InductorCandidateKeepsImportsAndPutsFixedConfigOnTheKernel) {
+  Module m = load("softmax");
+  const Kernel& k = m.kernels.at(0);
+  LaunchConfig cfg;
+  cfg.blocks = {{"XBLOCK", 1}, {"R0_BLOCK", 2048}};
+  cfg.num_warps = 8;
+  const std::string code =
+      "@triton.jit\n"
+      "def helper(x):\n"
+      "    return x * 2\n"
+      "\n"
+      "@triton.jit\n"
+      "def " + k.name + "(in_ptr0, out_ptr2, xnumel, r0_numel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):\n"
+      "    pass\n"
+      "trailing = 1\n";
+  std::string out = inductor_candidate(m, k, code, FunctionLines{5, 6, 7}, cfg);
+  const std::string original = m.kernel_source(k);
+  const std::size_t decorator_at = k.decorator.begin - k.source.begin - 1;
+  EXPECT_EQ(out.substr(0, decorator_at), original.substr(0, decorator_at));  // the imports, byte for byte
+  const std::size_t helper = out.find("def helper(x)");
+  const std::size_t fixed = out.find("@triton_heuristics.fixed_config(config={'R0_BLOCK': 2048, 'XBLOCK': 1, 'num_warps': 8");
+  const std::size_t jit = out.find("@triton.jit\ndef " + k.name);
+  ASSERT_NE(helper, std::string::npos);
+  ASSERT_NE(fixed, std::string::npos) << out;
+  ASSERT_NE(jit, std::string::npos);
+  EXPECT_LT(helper, fixed);
+  EXPECT_LT(fixed, jit);
+  EXPECT_EQ(out.find("trailing"), std::string::npos);  // nothing after the kernel function is kept
+  EXPECT_THROW(inductor_candidate(m, k, code, FunctionLines{5, 6, 40}, cfg), ArtifactError);
+  // and it stitches into the module's literal
+  EXPECT_NO_THROW(stitch_kernels(m, {{k.name, out}}));
+}
+
+TEST(ArtifactStitch, StandaloneCandidateKeepsTheUsersDecoratorsAndEverythingElse) {
+  const std::string source =
+      "import triton\nimport triton.language as tl\n\n"
+      "@triton.autotune(configs=[triton.Config({}, num_warps=4)], key=['n'])\n"
+      "@triton.jit\n"
+      "def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+      "    tl.store(x_ptr, 1.0)\n"
+      "\n\ndef launch(x):\n    k[(1,)](x, x.numel(), BLOCK=128)\n    return x\n";
+  const std::size_t begin = source.find("@triton.autotune"), def = source.find("def k("),
+                    end = source.find("1.0)") + 4;
+  nlohmann::json artifact = {
+      {"source_hash", kernelopt::util::sha256_hex(source)},
+      {"input_kind", "triton"},
+      {"kernels",
+       {{{"name", "k"},
+         {"kind", "triton_jit"},
+         {"source_hash", kernelopt::util::sha256_hex(source.substr(begin, end - begin))},
+         {"source_span", {begin, end}},
+         {"decorator_span", {source.find("triton.jit"), source.find("triton.jit") + 10}},
+         {"function_span", {def, end}},
+         {"params", {"x_ptr", "n"}},
+         {"constexprs", {"BLOCK"}}}}}};
+  Module m = module_from_json(artifact, source, 0, "k.py");
+  EXPECT_EQ(m.input_kind, "triton");
+  const std::string code = "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    tl.store(x_ptr, 2.0)\n";
+  std::string text = standalone_candidate(m, m.kernels[0], code, FunctionLines{1, 2, 3});
+  std::string out = stitch_kernels(m, {{"k", text}});
+  std::string expected = source;
+  expected.replace(expected.find("1.0)"), 4, "2.0)");
+  EXPECT_EQ(out, expected);  // the autotune decorator, the launcher, every other byte: as the user wrote them
+  // a helper function goes before the user's decorators
+  const std::string with_helper = "@triton.jit\ndef h(v):\n    return v\n\n" + code;
+  std::string text2 = standalone_candidate(m, m.kernels[0], with_helper, FunctionLines{5, 6, 7});
+  EXPECT_LT(text2.find("def h(v)"), text2.find("@triton.autotune"));
 }

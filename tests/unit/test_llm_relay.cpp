@@ -107,3 +107,45 @@ TEST_F(LlmRelay, WaitsForAnAnswerWithinTheTimeout) {
   answerer.join();
   EXPECT_EQ(r.text, "late but here");
 }
+
+TEST_F(LlmRelay, SanitizesTags) {
+  EXPECT_EQ(sanitize_tag("coder.triton_poi_0.1"), "coder.triton_poi_0.1");
+  EXPECT_EQ(sanitize_tag("a/b c:../x"), "a_b_c_.._x");
+  EXPECT_EQ(sanitize_tag(""), "");
+}
+
+TEST_F(LlmRelay, TagAnswerIsAcceptedWhenTheHashHasNone) {
+  RelayProvider p = relay();
+  ChatRequest r = sample();
+  r.tag = "coder.k/1.0";  // sanitized to coder.k_1.0
+  const std::string hash = request_hash(r);
+  EXPECT_EQ(hash, request_hash(sample())) << "the tag is not part of the hash";
+  EXPECT_EQ(canonical_request(r), canonical_request(sample()));
+  EXPECT_THROW(p.complete(r), PendingAnswer);
+  // the request and its tag are written for whoever answers
+  EXPECT_EQ(kernelopt::util::read_file(dir_ / "requests" / (hash + ".tag")), "coder.k/1.0\n");
+  // a scripted answer named after the tag, written before the prompt was known
+  kernelopt::util::write_file_atomic(dir_ / "answers" / "coder.k_1.0.json",
+                                     R"({"text":"scripted","output_tokens":3})");
+  ChatResponse a = p.complete(r);
+  EXPECT_EQ(a.text, "scripted");
+  EXPECT_EQ(a.output_tokens, 3);
+  // the hash's own answer wins over the tag's
+  kernelopt::util::write_file_atomic(dir_ / "answers" / (hash + ".txt"), "exact");
+  EXPECT_EQ(p.complete(r).text, "exact");
+  // a request without a tag never reads tag answers
+  fs::remove(dir_ / "answers" / (hash + ".txt"));
+  EXPECT_THROW(p.complete(sample()), PendingAnswer);
+}
+
+TEST_F(LlmRelay, PendingMessageNamesTheTagFiles) {
+  RelayProvider p = relay();
+  ChatRequest r = sample();
+  r.tag = "planner.0";
+  try {
+    p.complete(r);
+    FAIL() << "no PendingAnswer";
+  } catch (const PendingAnswer& e) {
+    EXPECT_NE(std::string(e.what()).find("planner.0.txt"), std::string::npos) << e.what();
+  }
+}

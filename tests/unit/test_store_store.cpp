@@ -72,7 +72,7 @@ TEST_F(StoreTest, CreatesVersionedSchemaInWalMode) {
   Store store = Store::open(db_path());
   EXPECT_EQ(raw_query("PRAGMA user_version"), std::to_string(kSchemaVersion));
   EXPECT_EQ(raw_query("PRAGMA journal_mode"), "wal");  // persisted in the file, not just this connection
-  for (const char* table : {"runs", "kernels", "candidates", "verdicts", "timings"}) {
+  for (const char* table : {"runs", "kernels", "candidates", "verdicts", "timings", "llm_exchanges"}) {
     EXPECT_EQ(raw_query(std::string("SELECT name FROM sqlite_master WHERE type='table' AND name='") + table + "'"),
               table);
   }
@@ -291,6 +291,77 @@ TEST_F(StoreTest, StoreIsMovable) {
   const std::int64_t run = a.create_run(make_run("/runs/a"));
   Store b = std::move(a);
   EXPECT_EQ(b.run(run)->out_dir, "/runs/a");
+}
+
+TEST_F(StoreTest, LlmExchangesRoundTripAndAreFoundByKey) {
+  Store store = Store::open(db_path());
+  const std::int64_t run1 = store.create_run(make_run("/runs/a"));
+  const std::int64_t run2 = store.create_run(make_run("/runs/b"));
+  LlmExchangeRecord e;
+  e.run_id = run1;
+  e.agent = "coder";
+  e.tag = "coder.triton_poi_0.0";
+  e.provider = "openai:gpt-test";
+  e.model = "gpt-test";
+  e.request_hash = std::string(64, 'a');
+  e.request_json = R"({"messages":[]})";
+  e.response_text = "```python\n...\n```";
+  e.input_tokens = 1200;
+  e.output_tokens = 345;
+  e.cost_usd = 0.0125;
+  const std::int64_t id1 = store.add_llm_exchange(e);
+  e.response_text = "newer answer";
+  e.run_id = run2;
+  const std::int64_t id2 = store.add_llm_exchange(e);
+  EXPECT_GT(id2, id1);
+
+  auto found = store.find_llm_exchange("openai:gpt-test", "gpt-test", std::string(64, 'a'));
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->id, id2);  // the newest, from any run
+  EXPECT_EQ(found->response_text, "newer answer");
+  EXPECT_EQ(found->agent, "coder");
+  EXPECT_EQ(found->tag, "coder.triton_poi_0.0");
+  EXPECT_EQ(found->input_tokens, 1200);
+  EXPECT_EQ(found->output_tokens, 345);
+  EXPECT_DOUBLE_EQ(found->cost_usd, 0.0125);
+  EXPECT_FALSE(found->created_at.empty());
+  EXPECT_FALSE(store.find_llm_exchange("openai:other", "gpt-test", std::string(64, 'a')));
+  EXPECT_FALSE(store.find_llm_exchange("openai:gpt-test", "", std::string(64, 'a')));
+  EXPECT_FALSE(store.find_llm_exchange("openai:gpt-test", "gpt-test", std::string(64, 'b')));
+
+  auto of_run1 = store.llm_exchanges(run1);
+  ASSERT_EQ(of_run1.size(), 1u);
+  EXPECT_EQ(of_run1[0].id, id1);
+  EXPECT_EQ(of_run1[0].response_text, "```python\n...\n```");
+  EXPECT_EQ(of_run1[0].request_json, R"({"messages":[]})");
+  EXPECT_EQ(store.llm_exchanges(run2).size(), 1u);
+  EXPECT_TRUE(store.llm_exchanges(run2 + 100).empty());
+
+  e.run_id = run2 + 100;  // no such run: the foreign key refuses it
+  EXPECT_THROW(store.add_llm_exchange(e), StoreError);
+}
+
+TEST_F(StoreTest, VersionOneFilesMigrateForward) {
+  std::int64_t run = 0;
+  {
+    Store store = Store::open(db_path());
+    run = store.create_run(make_run("/runs/old"));
+  }
+  {  // make the file look like one written by a build that knew only version 1
+    Database db = Database::open(db_path());
+    db.exec("DROP TABLE llm_exchanges; PRAGMA user_version = 1");
+  }
+  EXPECT_EQ(raw_query("PRAGMA user_version"), "1");
+  Store store = Store::open(db_path());
+  EXPECT_EQ(raw_query("PRAGMA user_version"), std::to_string(kSchemaVersion));
+  EXPECT_EQ(store.run(run)->out_dir, "/runs/old");  // old rows kept
+  LlmExchangeRecord e;
+  e.run_id = run;
+  e.agent = "planner";
+  e.provider = "exec:cat";
+  e.request_hash = "h";
+  EXPECT_GT(store.add_llm_exchange(e), 0);
+  EXPECT_TRUE(store.integrity_ok());
 }
 
 }  // namespace

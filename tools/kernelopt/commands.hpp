@@ -11,7 +11,12 @@ namespace kernelopt::cli {
 
 using Runner = std::function<int()>;
 
+/// Exit status of a run that stopped to wait for LLM answers (relay); `kernelopt resume` continues it.
+inline constexpr int kExitWaiting = 75;  // EX_TEMPFAIL: try again later
+
 Runner add_optimize(CLI::App& app);
+Runner add_optimize_kernel(CLI::App& app);
+Runner add_resume(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_doctor(CLI::App& app);
 Runner add_bench(CLI::App& app);

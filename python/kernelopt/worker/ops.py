@@ -12,9 +12,39 @@ import sys
 
 from kernelopt.worker.artifact import parse_module
 from kernelopt.worker.problem import file_hash
-from kernelopt.worker.static import analyze_source
+from kernelopt.worker.static import analyze_grid, analyze_source
 
 _MODULE_CACHE = {}
+
+
+def _triton_input(args):
+    """True for a standalone Triton kernel file ("input_kind": "triton"); absent or "module" is an
+    nn.Module problem. The standalone ops live in standalone.py and answer with the same shapes."""
+    kind = args.get("input_kind") or "module"
+    if kind not in ("module", "triton"):
+        raise ValueError(f"unknown input_kind {kind!r} (module or triton)")
+    return kind == "triton"
+
+
+def _standalone():
+    from kernelopt.worker import standalone
+    return standalone
+
+
+def _run_input_kind(args):
+    """final_check's input kind: the request's, else the run directory's (manifest.json, then the
+    options.json the engine writes), else module."""
+    if args.get("input_kind"):
+        return args["input_kind"]
+    for name in ("manifest.json", "options.json"):
+        try:
+            with open(os.path.join(args["run_dir"], name)) as f:
+                kind = json.load(f).get("input_kind")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if kind:
+            return kind
+    return "module"
 
 
 def _torch():
@@ -45,6 +75,8 @@ def op_doctor(args):
 
 
 def op_parse(args):
+    if _triton_input(args):
+        return _standalone().op_parse(args)
     from kernelopt.worker.artifact import ArtifactError
     try:
         with open(args["module_path"], encoding="utf-8") as f:
@@ -59,7 +91,10 @@ def op_analyze(args):
     if source is None:
         with open(args["source_path"]) as f:
             source = f.read()
-    return analyze_source(source)
+    facts = analyze_source(source)
+    if args.get("grid") is not None:
+        facts["grid_violations"] = analyze_grid(args["grid"], set(args.get("grid_names", [])))
+    return facts
 
 
 def _session(args):
@@ -84,6 +119,8 @@ class NoGpuError(Exception):
 def op_validate(args):
     """The problem file, then the device: what a run needs before torch.compile, checked in that
     order (a broken problem file is reported as such on any machine, GPU or not)."""
+    if _triton_input(args):
+        return _standalone().op_validate(args)
     from kernelopt.worker.problem import check_problem, load_problem
     torch = _torch()
     path = os.path.abspath(args["problem"])
@@ -97,6 +134,8 @@ def op_validate(args):
 
 def op_capture(args):
     """Compile the problem, write its output modules and weights into out_dir, return their artifacts."""
+    if _triton_input(args):
+        return _standalone().op_capture(args)
     torch = _torch()
     op_validate(args)
     s = _session(args)
@@ -126,6 +165,8 @@ def _load(path):
 
 def op_compile(args):
     """Load (and so compile) a stitched module; errors come back as the op's error."""
+    if _triton_input(args):
+        return _standalone().op_compile(args)
     from kernelopt.worker import kernels as K
     path = args["module_path"]
     if K.interpreting():
@@ -159,6 +200,8 @@ def _kernel_from_module(path, name):
 
 def op_check(args):
     """Gate 2 evidence: candidate kernel vs the original on the arguments of each launch site."""
+    if _triton_input(args):
+        return _standalone().op_check(args)
     from kernelopt.worker import kernels as K
     from kernelopt.worker.compare import compare_tensors, tolerance_for
     torch = _torch()
@@ -212,6 +255,8 @@ def op_check(args):
 
 def op_model_check(args):
     """Gate 3 evidence: stitched module vs baseline, and vs a float64 eager reference where they differ."""
+    if _triton_input(args):
+        return _standalone().op_model_check(args)
     from kernelopt.worker import kernels as K
     from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
     from kernelopt.worker.session import flatten
@@ -252,6 +297,8 @@ def op_model_check(args):
 
 def op_profile(args):
     """Per-kernel CUDA-event times inside the real call(), bytes each launch touches, chosen configs."""
+    if _triton_input(args):
+        return _standalone().op_profile(args)
     from kernelopt.worker import kernels as K
     from kernelopt.worker import timing
     torch = _torch()
@@ -297,6 +344,8 @@ def op_profile(args):
 
 def op_bench(args):
     """Interleaved timing samples: the baseline and each candidate, for one kernel or the whole module."""
+    if _triton_input(args):
+        return _standalone().op_bench(args)
     from kernelopt.worker import kernels as K
     from kernelopt.worker import timing
     torch = _torch()
@@ -338,6 +387,8 @@ def op_bench(args):
 
 def op_final_check(args):
     """End-to-end: the optimized model as users load it vs torch.compile and float64 eager, on fresh seeds."""
+    if _triton_input(dict(args, input_kind=_run_input_kind(args))):
+        return _standalone().op_final_check(args)
     from kernelopt.runtime.loader import load_run
     from kernelopt.worker import timing
     from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for

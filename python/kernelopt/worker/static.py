@@ -61,7 +61,9 @@ def analyze_source(source):
                 (constexprs if "constexpr" in ann else params).append(a.arg)
             facts["functions"].append({"name": node.name, "params": params, "constexprs": constexprs,
                                        "decorators": [_dotted(d) for d in node.decorator_list],
-                                       "line": node.lineno})
+                                       "line": node.lineno,
+                                       "first_line": min([d.lineno for d in node.decorator_list] + [node.lineno]),
+                                       "end_line": node.end_lineno})
             facts["stored_params"][node.name] = _stored_params(node)
     names, calls = set(), []
     for node in ast.walk(tree):
@@ -80,3 +82,37 @@ def analyze_source(source):
     facts["calls"] = calls
     facts["names"] = sorted(names)
     return facts
+
+
+_GRID_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def analyze_grid(exprs, names):
+    """Violations of a grid: 1-3 integer expressions over `names` (the kernel's
+    numel parameters) with + - * // % and parentheses only; never evaluated here."""
+    violations = []
+    if not isinstance(exprs, list) or not 1 <= len(exprs) <= 3:
+        return ["grid must be a list of 1 to 3 expressions"]
+    for i, text in enumerate(exprs):
+        if not isinstance(text, str) or len(text) > 200:
+            violations.append(f"grid[{i}] is not a short string")
+            continue
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError as exc:
+            violations.append(f"grid[{i}] {text!r}: SyntaxError: {exc.msg}")
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Expression, ast.Load, ast.BinOp, ast.USub) + _GRID_OPS):
+                continue
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                continue
+            if isinstance(node, ast.Constant) and type(node.value) is int:
+                continue
+            if isinstance(node, ast.Name) and node.id in names:
+                continue
+            what = node.id if isinstance(node, ast.Name) else type(node).__name__
+            violations.append(f"grid[{i}] {text!r}: {what} is not allowed "
+                              f"(integers, {', '.join(sorted(names)) or 'no names'}, + - * // % only)")
+            break
+    return violations
