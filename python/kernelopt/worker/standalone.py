@@ -31,6 +31,7 @@ import time
 import types
 import uuid
 
+from kernelopt.worker.static import _dotted, _stored_params  # one ast reading of kernels for both input kinds
 from kernelopt.worker.problem import ProblemError, describe, file_hash
 
 CONVENTION = "a standalone Triton file defines @triton.jit kernels, launch(*inputs) and get_inputs()"
@@ -76,17 +77,6 @@ def _byte_offsets(source):
     return starts
 
 
-def _dotted(node):
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return None
-
-
 def _is_jit(decorator):
     name = _dotted(decorator) or ""
     return name in ("triton.jit", "jit") or name.endswith(".jit")
@@ -97,19 +87,6 @@ def _literal(node):
         return ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError):
         return None
-
-
-def _stored_params(fn):
-    params = {a.arg for a in fn.args.args}
-    stored = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call):
-            name = _dotted(node.func) or ""
-            if (name == "tl.store" or name.startswith("tl.atomic_")) and node.args:
-                for sub in ast.walk(node.args[0]):
-                    if isinstance(sub, ast.Name) and sub.id in params:
-                        stored.add(sub.id)
-    return stored
 
 
 def parse_file(source):
@@ -156,7 +133,7 @@ def parse_file(source):
             "line": fn.lineno,
             "params": params,
             "constexprs": constexprs,
-            "stored_params": sorted(_stored_params(fn)),
+            "stored_params": _stored_params(fn),
             "helper_functions": sorted((used & names) - {fn.name}),
             "num_load": sum(c == "tl.load" for c in calls),
             "num_store": sum(c == "tl.store" for c in calls),
