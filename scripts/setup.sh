@@ -18,4 +18,7 @@ PY=${PYTHON:-python3}
 "$PY" -c "import triton" 2>/dev/null || "$PY" -m pip install -q triton
 "$PY" -c "import pytest" 2>/dev/null || "$PY" -m pip install -q pytest
 "$PY" -c "import numpy" 2>/dev/null || "$PY" -m pip install -q numpy
+# Helion is optional (optimize-helion and its tests); a machine without PyPI goes on without it.
+"$PY" -c "import helion" 2>/dev/null || "$PY" -m pip install -q helion \
+  || echo "setup: helion not installed (pip could not reach it); optimize-helion will say so"
 echo "setup: done"

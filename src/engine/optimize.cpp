@@ -101,7 +101,8 @@ json saved_options(const OptimizeOptions& o) {
           {"gate_top_k", o.gate_top_k}, {"screen_trials", o.screen_trials}, {"gate_trials", o.gate_trials},
           {"request_timeout_s", o.request_timeout_s}, {"final_error_ratio", o.final_error_ratio},
           {"input_kind", o.input_kind}, {"llm", agents::to_json(o.llm)}, {"coder_candidates", o.coder_candidates},
-          {"repair_rounds", o.repair_rounds}};
+          {"repair_rounds", o.repair_rounds}, {"helion_kernel", o.helion_kernel},
+          {"helion_autotune", o.helion_autotune}};
 }
 
 }  // namespace
@@ -135,6 +136,8 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
     o.llm = agents::llm_config_from_json(j.at("llm"));
     o.coder_candidates = j.at("coder_candidates");
     o.repair_rounds = j.at("repair_rounds");
+    o.helion_kernel = j.value("helion_kernel", "");
+    o.helion_autotune = j.value("helion_autotune", false);
     o.resume = true;
     return o;
   } catch (const UserError&) {
@@ -194,6 +197,35 @@ json optimize(const OptimizeOptions& o) {
 
 namespace {
 
+/// A Helion run optimizes the standalone Triton file that Helion's generated code is exported to
+/// (out/helion/<stem>_triton.py; what Helion said about it in out/helion/export.json). A continued
+/// run keeps the file it started with: Helion's autotuner may choose another config the second
+/// time, and recorded verdicts are about the first.
+fs::path export_helion(Context& ctx, const fs::path& out, bool continuing, json& info) {
+  const auto& o = ctx.options;
+  const fs::path file = out / "helion" / (o.problem.stem().string() + "_triton.py");
+  const fs::path info_file = out / "helion" / "export.json";
+  if (continuing && fs::is_regular_file(file) && fs::is_regular_file(info_file)) {
+    spdlog::info("[0/5] Helion: continuing with {}", file.string());
+    info = json::parse(util::read_file(info_file));
+    return file;
+  }
+  spdlog::info("[0/5] Helion: generating the Triton code of {}{}", o.problem.string(),
+               o.helion_autotune ? " (Helion's autotuner chooses the config; this can take minutes)" : "");
+  json args = {{"problem", fs::absolute(o.problem).string()}, {"out", fs::absolute(file).string()},
+               {"device", o.device}, {"autotune", o.helion_autotune}, {"atol", o.atol}, {"rtol", o.rtol}};
+  if (!o.helion_kernel.empty()) args["kernel"] = o.helion_kernel;
+  json r = ctx.request("helion_export", args);
+  spdlog::info("  kernel {} (Helion {}), {}: {}", r["kernel"].get<std::string>(), r["helion"].get<std::string>(),
+               r["config_source"].get<std::string>(), r["config"].get<std::string>());
+  spdlog::info("  exported to {}; it reproduces the Helion kernel's output (max abs err {})", file.string(),
+               r["max_abs_err_vs_helion"].get<double>());
+  info = r;
+  info["path"] = fs::relative(file, out).string();
+  util::write_file_atomic(info_file, info.dump(1) + "\n");
+  return file;
+}
+
 json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
          const json& options, bool continuing) {
   const fs::path out = run_dir.path();
@@ -205,14 +237,17 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   ctx.continuing = continuing;
 
   // The problem file, then the GPU, before the first progress line: bad input is one line on stderr.
+  json helion;  // a Helion run: what the export said (kernel, config, Helion's version)
   try {
+    if (o.input_kind == "helion") ctx.base_args["problem"] = export_helion(ctx, out, continuing, helion).string();
     ctx.request("validate", ctx.base_args);
   } catch (const UserError&) {
     throw;
   } catch (const std::exception& e) {  // the worker did not start: a wrong --python, or torch missing
     throw UserError(fmt::format("the worker did not start with {}: {}", o.python, e.what()));
   }
-  spdlog::info("[1/5] capturing: torch.compile of {} (seeds {})", o.problem.string(), fmt::join(o.seeds, ","));
+  spdlog::info("[1/5] capturing: {} {} (seeds {})", o.standalone() ? "the launches of" : "torch.compile of",
+               ctx.base_args["problem"].get<std::string>(), fmt::join(o.seeds, ","));
   json cap_args = ctx.base_args;
   cap_args["out_dir"] = out.string();
   json capture = ctx.request("capture", cap_args);
@@ -307,13 +342,14 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
     rep.end_to_end = final_check(ctx, run_dir);
   }
   rep.improved = run_dir.any_optimized();
-  if (o.input_kind == "triton" && !modules.empty()) {
-    // the user's file, drop-in: same launcher, same names; only the verified kernels differ
-    const fs::path named = out / "optimized" / o.problem.filename();
+  if (o.standalone() && !modules.empty()) {
+    // the user's file (or Helion's exported code), drop-in: same launcher, same names; only the verified kernels differ
+    const fs::path named = out / "optimized" / fs::path(ctx.base_args["problem"].get<std::string>()).filename();
     util::write_file_atomic(named, util::read_file(out / "optimized" / "module0.py"));
     spdlog::info("optimized kernel file: {}", named.string());
   }
   rep.input_kind = o.input_kind;
+  rep.helion = helion;
   if (ctx.llm) rep.llm = ctx.llm->usage();
   json report_json = report::to_json(rep);
   report::write(rep, out);

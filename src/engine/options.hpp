@@ -28,11 +28,16 @@ struct OptimizeOptions {
   int gate_trials = 100;                     ///< timed trials per series in the performance gate
   int request_timeout_s = 900;               ///< one worker request; a hang is killed after this
   double final_error_ratio = 1.0;            ///< end to end: optimized error vs float64 may be this times the baseline's
-  std::string input_kind = "module";         ///< module (nn.Module problem) | triton (standalone kernel file)
+  std::string input_kind = "module";         ///< module (nn.Module problem) | triton (standalone kernel file) | helion
+  std::string helion_kernel;                 ///< helion: which @helion.kernel of the file ("" = its only one)
+  bool helion_autotune = false;              ///< helion: let Helion's autotuner choose the config whose code is optimized
   agents::LlmConfig llm;                     ///< which LLM each agent asks; none configured = offline agents
   int coder_candidates = 3;                  ///< candidates asked of the Coder per kernel
   int repair_rounds = 2;                     ///< Repairer rounds per failed LLM candidate lineage
   bool resume = false;                       ///< continue the run recorded in out_dir (kernelopt resume)
+
+  /// A standalone Triton file is what the worker runs: the user's (triton) or the one Helion's code was exported to.
+  bool standalone() const { return input_kind == "triton" || input_kind == "helion"; }
 };
 
 }  // namespace kernelopt::engine

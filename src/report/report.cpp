@@ -18,14 +18,22 @@ json estimate_json(const verify::SpeedupEstimate& e) {
           {"n_baseline", e.n_baseline}, {"n_candidate", e.n_candidate}};
 }
 
+/// What the optimized code is measured against: the compiler's output, or the user's own kernel.
+std::string baseline_name(const std::string& input_kind) {
+  if (input_kind == "triton") return "the original kernel";
+  if (input_kind == "helion") return "Helion's kernel";
+  return "torch.compile";
+}
+
 std::string headline(const Report& r) {
   const auto& e = r.end_to_end;
+  const std::string base = baseline_name(r.input_kind);
   if (!r.improved) {
-    return fmt::format("baseline kept (byte-identical to torch.compile's output){}",
+    return fmt::format("baseline kept (byte-identical to {}{}){}", base, r.input_kind == "module" ? "'s output" : "",
                        r.reverted_why.empty() ? "" : ": end-to-end check failed: " + r.reverted_why);
   }
-  return fmt::format("{:.3f}x vs torch.compile [{:.3f}, {:.3f}] ({:.4f} -> {:.4f} ms median), correct on fresh seeds",
-                     e.speedup.speedup, e.speedup.ci_low, e.speedup.ci_high, e.baseline_ms, e.optimized_ms);
+  return fmt::format("{:.3f}x vs {} [{:.3f}, {:.3f}] ({:.4f} -> {:.4f} ms median), correct on fresh seeds",
+                     e.speedup.speedup, base, e.speedup.ci_low, e.speedup.ci_high, e.baseline_ms, e.optimized_ms);
 }
 
 }  // namespace
@@ -71,7 +79,7 @@ json to_json(const Report& r) {
   return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
           {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
-          {"input_kind", r.input_kind}, {"llm", r.llm}};
+          {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}};
 }
 
 std::string to_markdown(const json& j) {
@@ -80,6 +88,12 @@ std::string to_markdown(const json& j) {
   const auto& v = j["versions"];
   md += fmt::format("Device: {}; torch {}; triton {}; kernelopt {}.\n\n", v.value("gpu", "?"), v.value("torch", "?"),
                     v.value("triton", "?"), j["kernelopt"].get<std::string>());
+  if (j.contains("helion") && j["helion"].is_object()) {
+    const auto& h = j["helion"];
+    md += fmt::format("Helion kernel `{}` (Helion {}), {}: `{}`; optimized as its generated Triton code, `{}`.\n\n",
+                      h.value("kernel", "?"), h.value("helion", "?"), h.value("config_source", "?"),
+                      h.value("config", "?"), h.value("path", "?"));
+  }
   const auto& e = j["end_to_end"];
   md += "## End to end\n\n| | median ms | mean ms |\n|---|---:|---:|\n";
   for (const char* k : {"eager_ms", "baseline_ms", "optimized_ms"}) {

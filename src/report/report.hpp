@@ -66,7 +66,8 @@ struct Report {
   EndToEnd end_to_end;
   bool improved = false;
   std::string reverted_why;      ///< set when the end-to-end check undid the optimized modules
-  std::string input_kind = "module";  ///< module | triton
+  std::string input_kind = "module";  ///< module | triton | helion
+  nlohmann::json helion;              ///< helion: the kernel, its config and the exported Triton file (else null)
   nlohmann::json llm;            ///< LLM use: providers, requests, tokens, cost, fallbacks; null when offline
 };
 

@@ -1,4 +1,5 @@
-// `kernelopt optimize MODEL.py --out DIR`, `kernelopt optimize-kernel FILE.py --out DIR`
+// `kernelopt optimize MODEL.py --out DIR`, `kernelopt optimize-kernel FILE.py --out DIR`,
+// `kernelopt optimize-helion FILE.py --out DIR`
 // and `kernelopt resume DIR`: the whole run (see src/engine/optimize.hpp).
 #include <cstdio>
 #include <string>
@@ -108,7 +109,7 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
   auto llm = std::make_shared<LlmFlags>();
   opts->input_kind = input_kind;
   auto* sub = app.add_subcommand(name, help);
-  sub->add_option(input_kind == std::string("triton") ? "kernel_file" : "model", opts->problem, what)->required();
+  sub->add_option(opts->standalone() ? "kernel_file" : "model", opts->problem, what)->required();
   sub->add_option("-o,--out", opts->out_dir, "run directory (new, or a run of the same input)")->required();
   sub->add_option("--workspace", opts->workspace, "directory of the store shared by runs")->capture_default_str();
   sub->add_option("--python", opts->python, "python interpreter with torch and triton")->capture_default_str();
@@ -124,6 +125,12 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
       ->capture_default_str()->check(CLI::Range(10, 100000));
   sub->add_option("--timeout", opts->request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
+  if (opts->input_kind == "helion") {
+    sub->add_option("--helion-kernel", opts->helion_kernel, "which @helion.kernel of the file (default: its only one)");
+    sub->add_flag("--helion-autotune", opts->helion_autotune,
+                  "let Helion's autotuner choose the config whose code is optimized (default: the kernel's own "
+                  "config, else Helion's default config)");
+  }
   add_llm_flags(sub, *llm, *opts);
   return [opts, llm] {
     apply_llm_flags(*llm, *opts);
@@ -144,6 +151,13 @@ Runner add_optimize_kernel(CLI::App& app) {
                          "optimize a standalone Triton kernel file (@triton.jit kernels, launch(), get_inputs(), "
                          "optional reference())",
                          "triton", "the kernel file");
+}
+
+Runner add_optimize_helion(CLI::App& app) {
+  return add_run_command(app, "optimize-helion",
+                         "optimize a Helion kernel file (@helion.kernel, get_inputs(), optional reference()) through "
+                         "the Triton code Helion generates for it",
+                         "helion", "the Helion kernel file");
 }
 
 Runner add_resume(CLI::App& app) {

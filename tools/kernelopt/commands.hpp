@@ -16,6 +16,7 @@ inline constexpr int kExitWaiting = 75;  // EX_TEMPFAIL: try again later
 
 Runner add_optimize(CLI::App& app);
 Runner add_optimize_kernel(CLI::App& app);
+Runner add_optimize_helion(CLI::App& app);
 Runner add_resume(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_doctor(CLI::App& app);

@@ -21,9 +21,9 @@ def _triton_input(args):
     """True for a standalone Triton kernel file ("input_kind": "triton"); absent or "module" is an
     nn.Module problem. The standalone ops live in standalone.py and answer with the same shapes."""
     kind = args.get("input_kind") or "module"
-    if kind not in ("module", "triton"):
-        raise ValueError(f"unknown input_kind {kind!r} (module or triton)")
-    return kind == "triton"
+    if kind not in ("module", "triton", "helion"):
+        raise ValueError(f"unknown input_kind {kind!r} (module, triton or helion)")
+    return kind in ("triton", "helion")  # a Helion run optimizes its exported standalone file
 
 
 def _standalone():
@@ -428,8 +428,13 @@ def op_final_check(args):
     return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples}
 
 
+def _helion_export(args):
+    from kernelopt.worker.helion import op_helion_export
+    return op_helion_export(args)
+
+
 TABLE = {
     "doctor": op_doctor, "parse": op_parse, "analyze": op_analyze, "validate": op_validate, "capture": op_capture,
     "compile": op_compile, "check": op_check, "model_check": op_model_check, "profile": op_profile,
-    "bench": op_bench, "final_check": op_final_check,
+    "bench": op_bench, "final_check": op_final_check, "helion_export": _helion_export,
 }

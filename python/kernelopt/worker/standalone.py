@@ -210,6 +210,16 @@ def parse_artifact(source):
 # ---------------------------------------------------------------------------------------------
 # Loading files as modules.
 
+def interpreter_libdevice():
+    """Under TRITON_INTERPRET=1, `libdevice.*` (Inductor's and Helion's generated code import it from
+    torch._inductor.runtime.triton_compat) returns None; triton.language.math has the same functions."""
+    if not interpreting():
+        return
+    import triton.language as tl
+    from torch._inductor.runtime import triton_compat
+    triton_compat.libdevice = tl.math
+
+
 def _read(path):
     if os.path.isdir(path):
         raise ProblemError(f"{path}: is a directory, not a Triton kernel file")
@@ -231,6 +241,7 @@ def load_file(path, source=None):
     a file rewritten at the same path, or two candidates, never see each other's text.
     """
     import linecache
+    interpreter_libdevice()
     path = os.path.abspath(path)
     if source is None:
         source = _read(path)
