@@ -328,9 +328,10 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
 
   spdlog::info("[5/5] verifying end to end on fresh seeds {}", fmt::join(o.final_seeds, ","));
   rep.end_to_end = final_check(ctx, run_dir);
-  if (rep.end_to_end.passed && run_dir.any_optimized() && rep.end_to_end.speedup.ci_high < 1.0) {
-    rep.end_to_end.passed = false;  // verified per module, but slower end to end beyond noise: not worth keeping
-    rep.end_to_end.why = fmt::format("end to end {:.3f}x [{:.3f}, {:.3f}] is slower than torch.compile",
+  if (rep.end_to_end.passed && run_dir.any_optimized() && rep.end_to_end.speedup.speedup < 1.0) {
+    // verified per kernel, but the model as users call it is not measured faster: when unsure, keep the baseline
+    rep.end_to_end.passed = false;
+    rep.end_to_end.why = fmt::format("end to end {:.3f}x [{:.3f}, {:.3f}] is not faster than the baseline",
                                      rep.end_to_end.speedup.speedup, rep.end_to_end.speedup.ci_low,
                                      rep.end_to_end.speedup.ci_high);
   }

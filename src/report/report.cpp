@@ -30,7 +30,7 @@ std::string headline(const Report& r) {
   const std::string base = baseline_name(r.input_kind);
   if (!r.improved) {
     return fmt::format("baseline kept (byte-identical to {}{}){}", base, r.input_kind == "module" ? "'s output" : "",
-                       r.reverted_why.empty() ? "" : ": end-to-end check failed: " + r.reverted_why);
+                       r.reverted_why.empty() ? "" : "; the optimized kernels were reverted: " + r.reverted_why);
   }
   return fmt::format("{:.3f}x vs {} [{:.3f}, {:.3f}] ({:.4f} -> {:.4f} ms median), correct on fresh seeds",
                      e.speedup.speedup, base, e.speedup.ci_low, e.speedup.ci_high, e.baseline_ms, e.optimized_ms);

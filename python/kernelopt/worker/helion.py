@@ -101,8 +101,13 @@ def _helion():
     try:
         import helion
         from helion.runtime.kernel import Kernel
-    except ImportError:
-        raise ProblemError(NOT_INSTALLED.format(exe=sys.executable)) from None
+    except ModuleNotFoundError as exc:
+        if exc.name == "helion":
+            raise ProblemError(NOT_INSTALLED.format(exe=sys.executable)) from None
+        raise ProblemError(f"Helion does not import in {sys.executable}: {describe(exc)} (a missing dependency)") from None
+    except Exception as exc:  # installed, but not for this torch/triton
+        raise ProblemError(f"Helion does not import in {sys.executable}: {describe(exc)} "
+                           "(is it a release for this torch and triton?)") from None
     return helion, Kernel
 
 
