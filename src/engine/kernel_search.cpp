@@ -46,6 +46,14 @@ namespace {
 
 std::vector<double> samples(const json& j) { return j.get<std::vector<double>>(); }
 
+/// Who wrote a kept kernel, in the report's words.
+std::string origin_words(const std::string& origin) {
+  if (origin == "llm-tuner") return "Coder, then tuned";
+  if (origin == "rewrite") return "rewrite library";
+  if (origin == "rewrite-tuner") return "rewrite library, then tuned";
+  return origin;
+}
+
 /// Evidence trimmed for a prompt: the Repairer needs the first facts, not megabytes.
 json trimmed(const json& evidence) {
   std::string text = evidence.dump();
@@ -56,8 +64,9 @@ json trimmed(const json& evidence) {
 /// A candidate under evaluation: a launch config of the original kernel (Tuner)
 /// or an LLM-written kernel with its meta-parameters (Coder, Repairer).
 struct Candidate {
-  std::string origin;          ///< tuner | coder | repairer | llm-tuner
+  std::string origin;          ///< tuner | coder | repairer | llm-tuner | rewrite | rewrite-tuner
   json config;                 ///< launch meta-parameters (constexprs, num_warps, num_stages)
+  json pinned;                 ///< meta-parameters the code needs as they are (a rewrite's R0_BLOCK)
   std::vector<std::string> grid;  ///< LLM grid expressions; empty = Inductor's / the launcher's
   std::string code;            ///< the LLM's code as answered ("" for configs of the original)
   std::string notes;           ///< the LLM's one-line notes
@@ -130,7 +139,9 @@ class KernelSearch {
   std::vector<Candidate> from_answers(const std::vector<agents::KernelAnswer>& answers, const std::string& origin,
                                       int repair_round);
   std::vector<Candidate> tuner_candidates(const std::string& code, const json& around, const std::string& origin,
-                                          int max_configs);
+                                          int max_configs, const json& pinned = json());
+  /// The offline Coder: the rewrite library's candidates for this kernel (worker op `rewrite`).
+  std::vector<Candidate> rewrite_candidates();
   bool reuse(Candidate& c);
   verify::SpeedupEstimate estimate_of(const Candidate& c) const { return estimates_.at(c.record.id); }
   double speedup_of(const Candidate& c) const { return estimate_of(c).speedup; }
@@ -187,7 +198,7 @@ void KernelSearch::failed(const Candidate& c, const verify::Verdict& v) {
   task_.earlier.push_back({c.origin, c.label(), v.gate, v.reason, false});
   out_.attempts.push_back({{"origin", c.origin}, {"label", c.label()}, {"gate", v.gate}, {"passed", false},
                            {"reason", v.reason}});
-  if (c.origin != "tuner" && c.origin != "llm-tuner" && c.repair_round < ctx_.options.repair_rounds) {
+  if ((c.origin == "coder" || c.origin == "repairer") && c.repair_round < ctx_.options.repair_rounds) {
     repairs_.push_back({c, v});
   }
 }
@@ -363,7 +374,7 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
   int tuner_finalists = 0;
   for (auto& c : ready) {
     if (c.screen_ms >= base_ms) {
-      if (c.origin == "coder" || c.origin == "repairer") {  // the Repairer gets the slowdown figures
+      if (!c.code.empty() && c.origin != "llm-tuner" && c.origin != "rewrite-tuner") {  // the Repairer and the report get the figures
         verify::Verdict v{"performance", false,
                           fmt::format("slower than the baseline in the screen: {:.4f} ms vs {:.4f} ms", c.screen_ms, base_ms),
                           {{"candidate_ms", c.screen_ms}, {"baseline_ms", base_ms}, {"stage", "screen"}}};
@@ -371,7 +382,7 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
       }
       continue;
     }
-    const bool is_tuner = c.origin == "tuner" || c.origin == "llm-tuner";
+    const bool is_tuner = c.origin == "tuner" || c.origin == "llm-tuner" || c.origin == "rewrite-tuner";
     if (is_tuner && tuner_finalists >= o.gate_top_k) continue;
     tuner_finalists += is_tuner ? 1 : 0;
     finalists.push_back(&c);
@@ -445,14 +456,52 @@ std::vector<Candidate> KernelSearch::from_answers(const std::vector<agents::Kern
 }
 
 std::vector<Candidate> KernelSearch::tuner_candidates(const std::string& code, const json& around,
-                                                      const std::string& origin, int max_configs) {
+                                                      const std::string& origin, int max_configs, const json& pinned) {
   std::vector<Candidate> out;
   if (around.is_null() || max_configs <= 0) return out;
-  for (const auto& cfg : agents::tuner_space(kernel_json_, around, max_configs)) {
+  // pinned keys stay as they are: ask for more configs, then drop those that move them
+  const int ask = pinned.is_object() && !pinned.empty() ? max_configs * 4 : max_configs;
+  for (const auto& cfg : agents::tuner_space(kernel_json_, around, ask)) {
+    bool moves_pinned = false;
+    if (pinned.is_object()) {
+      for (const auto& [k, v] : pinned.items()) moves_pinned = moves_pinned || cfg.value(k, json()) != v;
+    }
+    if (moves_pinned) continue;
+    if (static_cast<int>(out.size()) >= max_configs) break;
     Candidate c;
     c.origin = origin;
     c.config = cfg;
     c.code = code;
+    c.pinned = pinned;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<Candidate> KernelSearch::rewrite_candidates() {
+  std::vector<Candidate> out;
+  worker::Reply r = ctx_.ask("rewrite", {{"source", task_.source}});
+  if (!r.ok()) {
+    spdlog::warn("  {}: the rewrite library failed: {}", kernel_.name, r.error);
+    return out;
+  }
+  for (const auto& s : r.result["skipped"]) {
+    spdlog::debug("  {}: rewrite {} does not apply: {}", kernel_.name, s["family"].get<std::string>(),
+                  s["why"].get<std::string>());
+  }
+  for (const auto& a : r.result["candidates"]) {
+    Candidate c;
+    c.origin = "rewrite";
+    c.code = a["code"];
+    c.notes = a["family"].get<std::string>() + ": " + a["notes"].get<std::string>();
+    c.config = tunable_;
+    for (const auto& [k, v] : a["meta"].items()) c.config[k] = v;
+    // the rewrite is written for these block sizes (the other meta-parameters may be tuned)
+    c.pinned = json::object();
+    for (const auto& [k, v] : a["meta"].items()) {
+      if (k != "num_warps" && k != "num_stages" && k != "XBLOCK") c.pinned[k] = v;
+    }
+    spdlog::info("  {}: rewrite {}", kernel_.name, c.notes);
     out.push_back(std::move(c));
   }
   return out;
@@ -477,12 +526,18 @@ report::KernelOutcome KernelSearch::run() {
     spdlog::info("  {}: asking the Coder for {} candidate(s)", kernel_.name, n);
     for (auto& c : answers_to_candidates(ask_coder(ctx_, task_, n), "coder", 0)) first.push_back(std::move(c));
   }
+  if (module_.input_kind != "triton" && !tunable_.empty()) {
+    for (auto& c : rewrite_candidates()) first.push_back(std::move(c));
+  }
   if (module_.input_kind != "triton") {
     std::vector<json> configs;
     if (llm_on(agents::Role::tuner)) configs = ask_tuner(ctx_, task_, std::max(1, left() - static_cast<int>(first.size())));
     std::vector<Candidate> tuned;
     if (configs.empty()) {
-      tuned = tuner_candidates("", tunable_, "tuner", left() - static_cast<int>(first.size()));
+      // rewritten code in round 1: half of what is left stays for tuning the best of it afterwards
+      const int open = left() - static_cast<int>(first.size());
+      const bool code_first = std::any_of(first.begin(), first.end(), [](const Candidate& c) { return !c.code.empty(); });
+      tuned = tuner_candidates("", tunable_, "tuner", code_first ? open - open / 2 : open);
     } else {
       for (const auto& cfg : configs) {
         Candidate c;
@@ -524,14 +579,15 @@ report::KernelOutcome KernelSearch::run() {
     evaluate(std::move(fixed));
   }
 
-  // The best LLM-written kernel gets its launch config tuned too (the same code, other meta).
+  // The best rewritten kernel (LLM or rewrite library) gets its launch config tuned too (the same code, other meta).
   auto best_it = std::max_element(passed_.begin(), passed_.end(), [&](const Candidate& a, const Candidate& b) {
     return speedup_of(a) < speedup_of(b);
   });
   if (best_it != passed_.end() && !best_it->code.empty() && module_.input_kind != "triton" && left() > 0) {
     Candidate best = *best_it;
     spdlog::info("  {}: tuning the launch config of {}", kernel_.name, best.label());
-    evaluate(tuner_candidates(best.code, best.config, "llm-tuner", left()));
+    const bool offline = best.origin == "rewrite" || best.origin == "rewrite-tuner";
+    evaluate(tuner_candidates(best.code, best.config, offline ? "rewrite-tuner" : "llm-tuner", left(), best.pinned));
   }
 
   const Candidate* best = nullptr;
@@ -557,7 +613,7 @@ report::KernelOutcome KernelSearch::run() {
   out_.why = best->code.empty()
                  ? fmt::format("launch config {} (was {})", best->label(),
                                artifact::LaunchConfig::from_json(tunable_).label())
-                 : fmt::format("rewritten by the {} ({}){}", best->origin == "llm-tuner" ? "Coder, then tuned" : best->origin,
+                 : fmt::format("rewritten by the {} ({}){}", origin_words(best->origin),
                                best->label(), best->notes.empty() ? "" : ": " + best->notes);
   return out_;
 }

@@ -30,8 +30,12 @@ def load_module(path):
 
 
 def _prepare_interpreter():
+    import triton.language as tl
     import torch._inductor.runtime.triton_helpers as helpers
     helpers.set_driver_to_gpu = lambda: None  # no GPU driver under the interpreter
+    # the helpers' own libdevice calls (exp in online softmax, ...): CUDA's libdevice has no
+    # interpreter implementation; triton.language.math has
+    helpers.libdevice = tl.math
 
 
 def load_kernel_source(source, name):

@@ -433,8 +433,14 @@ def _helion_export(args):
     return op_helion_export(args)
 
 
+def _rewrite(args):
+    from kernelopt.worker.rewrite import op_rewrite
+    return op_rewrite(args)
+
+
 TABLE = {
     "doctor": op_doctor, "parse": op_parse, "analyze": op_analyze, "validate": op_validate, "capture": op_capture,
     "compile": op_compile, "check": op_check, "model_check": op_model_check, "profile": op_profile,
     "bench": op_bench, "final_check": op_final_check, "helion_export": _helion_export,
+    "rewrite": _rewrite,
 }

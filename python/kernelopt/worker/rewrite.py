@@ -1,0 +1,240 @@
+"""Structural rewrites of Inductor's Triton kernels: the offline Coder's rewrite library.
+
+Each family takes one generated kernel (its `@triton.jit` function text) and returns a rewritten
+function with the same name and parameters, plus the launch meta-parameters it needs, or the
+reason it does not apply. The engine decides which families to ask for and sends every
+rewrite through the four gates like any other candidate; nothing here is trusted.
+
+Sources are transformed with Python's `ast` (never with text patterns), so a rewrite either
+understands the whole kernel it changes or declines it.
+
+Families:
+  resident_row  A looped reduction (`triton_red_*`: one or more `for r0_offset in range(0,
+                r0_numel, R0_BLOCK)` passes over each row) whose row fits on chip becomes one
+                pass: R0_BLOCK covers the whole row, each loop runs exactly once and is
+                straight-lined, and a later pass's load of an address an earlier pass already
+                loaded reuses that value instead of reading memory again (softmax, log-softmax,
+                norms, losses: typically 2 or 3 reads of each row become 1). A
+                `tl.static_assert(R0_BLOCK >= r0_numel)` keeps a later tuner from shrinking the
+                block under the rewrite.
+"""
+import ast
+
+FAMILIES = ("resident_row",)
+
+
+class NotApplicable(Exception):
+    """The family does not apply to this kernel; the message says why (for the report)."""
+
+
+def _function(source):
+    tree = ast.parse(source)
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if len(fns) != 1:
+        raise NotApplicable(f"expected one kernel function, found {len(fns)}")
+    return tree, fns[0]
+
+
+def _constexpr_params(fn):
+    out = []
+    for a in fn.args.args:
+        ann = a.annotation
+        if ann is not None and ast.unparse(ann) in ("tl.constexpr", "triton.language.constexpr"):
+            out.append(a.arg)
+    return out
+
+
+def _int_assign(fn, name):
+    """The value of a top-level `name = <int literal>` in the kernel body, else None."""
+    for node in fn.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, int)):
+            return node.value.value
+    return None
+
+
+def _is_r0_loop(node):
+    """`for r0_offset in range(0, r0_numel, R0_BLOCK)` (or tl.range) exactly."""
+    if not isinstance(node, ast.For) or node.orelse:
+        return False
+    if not (isinstance(node.target, ast.Name) and node.target.id == "r0_offset"):
+        return False
+    it = node.iter
+    if not isinstance(it, ast.Call) or it.keywords or ast.unparse(it.func) not in ("range", "tl.range"):
+        return False
+    return [ast.unparse(a) for a in it.args] == ["0", "r0_numel", "R0_BLOCK"]
+
+
+def _call_name(node):
+    return ast.unparse(node.func) if isinstance(node, ast.Call) else None
+
+
+def _assigned_names(node):
+    out = []
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            for t in targets:
+                out += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(sub, (ast.For, ast.comprehension)):
+            out += [n.id for n in ast.walk(sub.target) if isinstance(n, ast.Name)]
+    return out
+
+
+class _Stability:
+    """Which names hold the same value wherever the straight-lined kernel reads them: a name is
+    stable when it is never assigned (a parameter, a module global), or every assignment to it is
+    a top-level `name = expr` with the same expr over stable names."""
+
+    def __init__(self, body):
+        self.rhs = {}
+        self.unstable = set()
+        for node in body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                text = ast.dump(node.value)
+                if self.rhs.setdefault(name, (text, node.value))[0] != text:
+                    self.unstable.add(name)
+                continue
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                name = node.target.id
+                text = ast.dump(node.value)
+                if self.rhs.setdefault(name, (text, node.value))[0] != text:
+                    self.unstable.add(name)
+                continue
+            self.unstable.update(_assigned_names(node))  # tuple targets, nested blocks: not tracked
+        self._memo = {}
+
+    def stable(self, name, depth=0):
+        if name in self._memo:
+            return self._memo[name]
+        if name in self.unstable or depth > 50:
+            return False
+        self._memo[name] = False  # a cycle reads as unstable
+        ok = name not in self.rhs or all(
+            self.stable(n.id, depth + 1) for n in ast.walk(self.rhs[name][1]) if isinstance(n, ast.Name))
+        self._memo[name] = ok
+        return ok
+
+
+def _load_key(call):
+    """What makes two tl.load calls read the same values: pointer, mask and `other` (the
+    eviction policy is only a cache hint). None for loads this pass does not reuse."""
+    if _call_name(call) != "tl.load" or not call.args:
+        return None
+    kw = {k.arg: k.value for k in call.keywords}
+    if set(kw) - {"mask", "other", "eviction_policy", "cache_modifier"}:
+        return None
+    ptr = call.args[0]
+    mask = call.args[1] if len(call.args) > 1 else kw.get("mask")
+    other = call.args[2] if len(call.args) > 2 else kw.get("other")
+    if len(call.args) > 3:
+        return None
+    return tuple(ast.dump(x) if x is not None else "" for x in (ptr, mask, other)), (ptr, mask, other)
+
+
+def _writes_memory(node):
+    for sub in ast.walk(node):
+        name = _call_name(sub)
+        if name and (name == "tl.store" or name.startswith("tl.atomic") or name.endswith(".store")):
+            return True
+    return False
+
+
+def resident_row(source, max_row=16384):
+    """See the module docstring. Returns (code, meta, notes)."""
+    tree, fn = _function(source)
+    consts = _constexpr_params(fn)
+    if "R0_BLOCK" not in consts:
+        raise NotApplicable("not a looped reduction over one dimension (no R0_BLOCK)")
+    if any(c.startswith("R1_") for c in consts):
+        raise NotApplicable("reduces over two dimensions (R1_BLOCK)")
+    rows = _int_assign(fn, "r0_numel")
+    if rows is None:
+        raise NotApplicable("the row length is not a compile-time constant (dynamic shape)")
+    if rows > max_row:
+        raise NotApplicable(f"a row of {rows} elements does not fit on chip (limit {max_row})")
+    loops = [i for i, n in enumerate(fn.body) if _is_r0_loop(n)]
+    if not loops:
+        raise NotApplicable("no loop over the row")
+    for node in fn.body:
+        if not _is_r0_loop(node) and any(_is_r0_loop(s) for s in ast.walk(node) if s is not node):
+            raise NotApplicable("a loop over the row is nested in other control flow")
+    for i in loops:
+        if any(isinstance(s, (ast.Break, ast.Continue, ast.Return)) for s in ast.walk(fn.body[i])):
+            raise NotApplicable("a loop over the row has break/continue/return")
+
+    # 1. straight-line every pass: r0_offset = 0, then the loop body
+    body = []
+    where = next(i for i, n in enumerate(fn.body) if isinstance(n, ast.Assign) and
+                 isinstance(n.targets[0], ast.Name) and n.targets[0].id == "r0_numel")
+    for i, node in enumerate(fn.body):
+        if _is_r0_loop(node):
+            body.append(ast.parse("r0_offset = 0").body[0])
+            body.extend(node.body)
+        else:
+            body.append(node)
+        if i == where:
+            body.append(ast.parse(f"tl.static_assert(R0_BLOCK >= {rows})").body[0])
+
+    # 2. a later load of what an earlier load already read reuses its value
+    stability = _Stability(body)
+    assigned_once = {}
+    for name in _assigned_names(ast.Module(body=body, type_ignores=[])):
+        assigned_once[name] = assigned_once.get(name, 0) + 1
+    seen = {}
+    reused = 0
+    for node in body:
+        if _writes_memory(node):
+            seen.clear()  # a store may change what a load would read
+            continue
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        got = _load_key(node.value) if isinstance(node.value, ast.Call) else None
+        if got is None:
+            continue
+        key, parts = got
+        names = [n.id for p in parts if p is not None for n in ast.walk(p) if isinstance(n, ast.Name)]
+        if not all(stability.stable(n) for n in names):
+            continue
+        target = node.targets[0].id
+        if key in seen:
+            node.value = ast.Name(id=seen[key], ctx=ast.Load())
+            reused += 1
+        elif assigned_once.get(target) == 1:
+            seen[key] = target
+    fn.body = body
+    fn.decorator_list = []
+    ast.fix_missing_locations(tree)
+    block = 1 << max(0, (rows - 1).bit_length())
+    warps = min(32, max(4, block // 512))
+    meta = {"XBLOCK": 1, "R0_BLOCK": block, "num_warps": warps, "num_stages": 1}
+    passes = len(loops)
+    notes = (f"resident row: {passes} pass(es) over a {rows}-element row in one R0_BLOCK={block} block, "
+             f"{reused} repeated load(s) reused")
+    if passes < 2 and reused == 0:
+        notes += " (one pass already: only the loop is gone)"
+    return "@triton.jit\n" + ast.unparse(fn) + "\n", meta, notes
+
+
+def op_rewrite(args):
+    """{source, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
+    skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored)."""
+    source = args["source"]
+    wanted = args.get("families") or list(FAMILIES)
+    out = {"candidates": [], "skipped": []}
+    for family in wanted:
+        try:
+            if family == "resident_row":
+                code, meta, notes = resident_row(source, int(args.get("max_row", 16384)))
+            else:
+                raise NotApplicable(f"unknown rewrite family {family!r}")
+        except NotApplicable as exc:
+            out["skipped"].append({"family": family, "why": str(exc)})
+            continue
+        except SyntaxError as exc:
+            out["skipped"].append({"family": family, "why": f"the kernel does not parse: {exc.msg}"})
+            continue
+        out["candidates"].append({"family": family, "code": code, "meta": meta, "notes": notes})
+    return out
