@@ -77,12 +77,32 @@ def test_softmax_rewrite_reads_each_row_once_and_matches():
     torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
 
 
+def test_softmax_rewrite_keeps_nan_and_inf_where_the_original_has_them():
+    name, text = kernel_function("softmax", "triton_red_")
+    rows, cols = 4, 100
+    small = shrink(text, rows, cols, 4096, 8192)
+    code, meta, notes = resident_row(small)
+    assert "1 online-softmax combine(s) taken directly" in notes
+    x = torch.randn(rows, cols)
+    x[0, 5] = float("inf")
+    x[1, 7] = float("nan")
+    x[2, :] = float("-inf")
+    x[3, 99] = float("-inf")
+    want = torch.empty(rows, cols)
+    got = torch.empty(rows, cols)
+    jit_of(small, name)[(rows,)](x, want, rows, cols, XBLOCK=1, R0_BLOCK=32)
+    jit_of(code, name)[(rows,)](x, got, rows, cols, XBLOCK=1, R0_BLOCK=meta["R0_BLOCK"])
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5, equal_nan=True)
+    assert torch.isnan(got[:3]).all() and not torch.isnan(got[3]).any()
+
+
 def test_layer_norm_rewrite_matches():
     name, text = kernel_function("layernorm", "triton_red_")
     rows, cols = 2, 100
     small = shrink(text, rows, cols, 16384, 4096)
     code, meta, notes = resident_row(small)
-    assert "1 repeated load(s) reused" in notes
+    assert "1 repeated load(s) reused" in notes and "1 Welford reduction(s) as two sums" in notes
+    assert "triton_helpers.welford(" not in code
     x, w, b = torch.randn(rows, cols) + 3, torch.randn(cols), torch.randn(cols)
     want = torch.empty(rows, cols)
     got = torch.full((rows, cols), float("nan"))

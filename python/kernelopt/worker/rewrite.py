@@ -142,6 +142,123 @@ def _writes_memory(node):
     return False
 
 
+def _assign_index(body):
+    """name -> indices of the top-level statements that assign it (any target form)."""
+    out = {}
+    for i, node in enumerate(body):
+        for name in _assigned_names(node):
+            out.setdefault(name, []).append(i)
+    return out
+
+
+def _is_init(node, value):
+    """`tl.full(shape, value, dtype)` / `tl.zeros(shape, dtype)` for value 0."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = _call_name(node)
+    if name == "tl.zeros":
+        return value == "0"
+    if name == "tl.full" and len(node.args) >= 2:
+        return ast.unparse(node.args[1]) in ({"0": ("0", "0.0")}.get(value, ()) + (value,))
+    return False
+
+
+def _rhs_of(body, index, name):
+    node = body[index]
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+            and node.targets[0].id == name:
+        return node.value
+    return None
+
+
+def _first_use_holds_init(body, at, acc, init_value):
+    """acc is assigned once before statement `at`, to its initial value, and not read in between."""
+    where = [i for i in _assign_index(body).get(acc, []) if i < at]
+    if len(where) != 1 or not _is_init(_rhs_of(body, where[0], acc), init_value):
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == acc for node in body[where[0] + 1:at] for n in ast.walk(node))
+
+
+def _simplify_online_softmax(body):
+    """`mx_next, sm_next = online_softmax_combine(mx, sm, v, fast)` where mx and sm still hold
+    -inf and 0 is, elementwise, mx_next = v and sm_next = 1 (NaN where v is NaN or +inf, as
+    exp(v - v) gives there): the two exps per element of the incremental form go away; the
+    row's max and sum are still taken by online_softmax_reduce."""
+    done = 0
+    for i, node in enumerate(body):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+                and _call_name(node.value) == "triton_helpers.online_softmax_combine"):
+            continue
+        outs = node.targets[0].elts
+        args = node.value.args
+        if len(outs) != 2 or len(args) != 4 or not all(isinstance(x, ast.Name) for x in outs + args[:2]):
+            continue
+        if not (_first_use_holds_init(body, i, args[0].id, "float('-inf')")
+                and _first_use_holds_init(body, i, args[1].id, "0")):
+            continue
+        v = ast.unparse(args[2])
+        new = ast.parse(f"{outs[0].id} = {v}\n"
+                        f"{outs[1].id} = tl.where(({v} == {v}) & ({v} != float('inf')), 1.0, float('nan'))").body
+        body[i:i + 1] = new
+        done += 1
+    return [f"{done} online-softmax combine(s) taken directly"] if done else []
+
+
+def _simplify_welford(body):
+    """`mean, m2, weight = welford(acc_mean, acc_m2, acc_weight, 1)` after a single
+    first-iteration welford_reduce (each element its own mean, m2 = 0, weight 1 where the row
+    mask holds, 0 elsewhere): the row's mean, m2 and count become two plain sums over the
+    resident row (mean, then squared deviations), instead of a tree of Welford combines."""
+    done = 0
+    index = _assign_index(body)
+    for i, node in enumerate(body):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+                and _call_name(node.value) == "triton_helpers.welford"):
+            continue
+        outs, args = node.targets[0].elts, node.value.args
+        if len(outs) != 3 or len(args) != 4 or not all(isinstance(x, ast.Name) for x in outs + args[:3]):
+            continue
+        if ast.unparse(args[3]) != "1":
+            continue
+        accs = [a.id for a in args[:3]]
+        # each accumulator: init to 0, then exactly one `acc = tl.where(mask, acc_next, acc)`
+        # after one welford_reduce(..., first iteration) producing the three *_next names
+        reduce_at = [j for j in range(i) if isinstance(body[j], ast.Assign)
+                     and _call_name(body[j].value) == "triton_helpers.welford_reduce"]
+        if len(reduce_at) != 1:
+            continue
+        red = body[reduce_at[0]]
+        if not (isinstance(red.targets[0], ast.Tuple) and len(red.value.args) == 5
+                and [ast.unparse(a) for a in red.value.args[1:4]] == accs
+                and ast.unparse(red.value.args[4]) in ("roffset == 0", "r0_offset == 0")):
+            continue
+        nexts = [t.id for t in red.targets[0].elts if isinstance(t, ast.Name)]
+        ok = len(nexts) == 3
+        masks = set()
+        for acc, nxt in zip(accs, nexts if ok else []):
+            where = index.get(acc, [])
+            ok = ok and len(where) == 2 and where[0] < reduce_at[0] < where[1] < i
+            ok = ok and _is_init(_rhs_of(body, where[0], acc), "0")
+            upd = _rhs_of(body, where[1], acc) if ok else None
+            ok = ok and upd is not None and _call_name(upd) == "tl.where" and len(upd.args) == 3 \
+                and ast.unparse(upd.args[1]) == nxt and ast.unparse(upd.args[2]) == acc
+            if ok:
+                masks.add(ast.unparse(upd.args[0]))
+        if not ok or len(masks) != 1 or any(index.get(o.id, [i]) != [i] for o in outs):
+            continue
+        mean_acc, _, weight_acc = accs
+        mean, m2, weight = (o.id for o in outs)
+        new = ast.parse(
+            f"{weight} = tl.sum({weight_acc}, 1)\n"
+            f"{mean} = tl.sum({mean_acc}, 1) / {weight}\n"
+            f"{m2} = tl.sum(tl.where({weight_acc} > 0, ({mean_acc} - {mean}[:, None]) * ({mean_acc} - {mean}[:, None]), 0.0), 1)"
+        ).body
+        body[i:i + 1] = new
+        done += 1
+        index = _assign_index(body)
+    return [f"{done} Welford reduction(s) as two sums over the row"] if done else []
+
+
 def resident_row(source, max_row=16384):
     """See the module docstring. Returns (code, meta, notes)."""
     tree, fn = _function(source)
@@ -204,6 +321,8 @@ def resident_row(source, max_row=16384):
             reused += 1
         elif assigned_once.get(target) == 1:
             seen[key] = target
+    # 3. reductions the helpers did incrementally, done on the resident row directly
+    simplified = _simplify_online_softmax(body) + _simplify_welford(body)
     fn.body = body
     fn.decorator_list = []
     ast.fix_missing_locations(tree)
@@ -213,7 +332,9 @@ def resident_row(source, max_row=16384):
     passes = len(loops)
     notes = (f"resident row: {passes} pass(es) over a {rows}-element row in one R0_BLOCK={block} block, "
              f"{reused} repeated load(s) reused")
-    if passes < 2 and reused == 0:
+    if simplified:
+        notes += ", " + ", ".join(simplified)
+    if passes < 2 and reused == 0 and not simplified:
         notes += " (one pass already: only the loop is gone)"
     return "@triton.jit\n" + ast.unparse(fn) + "\n", meta, notes
 
