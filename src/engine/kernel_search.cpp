@@ -480,7 +480,7 @@ std::vector<Candidate> KernelSearch::tuner_candidates(const std::string& code, c
 
 std::vector<Candidate> KernelSearch::rewrite_candidates() {
   std::vector<Candidate> out;
-  worker::Reply r = ctx_.ask("rewrite", {{"source", task_.source}});
+  worker::Reply r = ctx_.ask("rewrite", {{"source", task_.source}, {"reduction_hint", kernel_.reduction_hint}});
   if (!r.ok()) {
     spdlog::warn("  {}: the rewrite library failed: {}", kernel_.name, r.error);
     return out;
@@ -493,7 +493,7 @@ std::vector<Candidate> KernelSearch::rewrite_candidates() {
     Candidate c;
     c.origin = "rewrite";
     c.code = a["code"];
-    c.notes = a["family"].get<std::string>() + ": " + a["notes"].get<std::string>();
+    c.notes = a["notes"].get<std::string>();  // names the family
     c.config = tunable_;
     for (const auto& [k, v] : a["meta"].items()) c.config[k] = v;
     // the rewrite is written for these block sizes (the other meta-parameters may be tuned)

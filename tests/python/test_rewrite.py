@@ -165,11 +165,19 @@ def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr, R0_BLOCK: tl.co
 ])
 def test_rewrite_declines_kernels_it_does_not_understand(fixture, prefix, why):
     _, text = kernel_function(fixture, prefix)
-    result = op_rewrite({"source": text})
+    result = op_rewrite({"source": text, "reduction_hint": "INNER"})
     assert result["candidates"] == []
     assert result["skipped"][0]["family"] == "resident_row"
     import re
     assert re.search(why, result["skipped"][0]["why"]), result
+
+
+def test_rewrite_declines_rows_that_are_not_contiguous():
+    _, text = kernel_function("softmax", "triton_red_")
+    for hint in ("OUTER", "OUTER_TINY", "DEFAULT", ""):
+        result = op_rewrite({"source": text, "reduction_hint": hint})
+        assert result["candidates"] == [] and "not contiguous" in result["skipped"][0]["why"], hint
+    assert op_rewrite({"source": text, "reduction_hint": "INNER"})["candidates"]
 
 
 def test_rewrite_declines_rows_that_do_not_fit_and_dynamic_rows():

@@ -259,8 +259,12 @@ def _simplify_welford(body):
     return [f"{done} Welford reduction(s) as two sums over the row"] if done else []
 
 
-def resident_row(source, max_row=16384):
-    """See the module docstring. Returns (code, meta, notes)."""
+def resident_row(source, max_row=16384, reduction_hint=None):
+    """See the module docstring. Returns (code, meta, notes). reduction_hint is Inductor's
+    (INNER: the row is contiguous); None skips that check (a caller that knows the layout)."""
+    if reduction_hint is not None and reduction_hint != "INNER":
+        raise NotApplicable(f"the row is not contiguous (reduction hint {reduction_hint or 'none'}): "
+                            "one program per row would read it strided")
     tree, fn = _function(source)
     consts = _constexpr_params(fn)
     if "R0_BLOCK" not in consts:
@@ -340,7 +344,7 @@ def resident_row(source, max_row=16384):
 
 
 def op_rewrite(args):
-    """{source, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
+    """{source, reduction_hint, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
     skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored)."""
     source = args["source"]
     wanted = args.get("families") or list(FAMILIES)
@@ -348,7 +352,8 @@ def op_rewrite(args):
     for family in wanted:
         try:
             if family == "resident_row":
-                code, meta, notes = resident_row(source, int(args.get("max_row", 16384)))
+                code, meta, notes = resident_row(source, int(args.get("max_row", 16384)),
+                                                 args.get("reduction_hint", ""))
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:
