@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -117,6 +118,14 @@ namespace {
 
 std::string markdown(const json& bench) {
   std::string md = "# kernelopt bench\n\n";
+  if (bench.contains("merged_from")) {
+    md += "Merged from:\n";
+    for (const auto& src : bench["merged_from"]) {
+      md += fmt::format("- `{}` (shard {}, {} problems)\n", src["dir"].get<std::string>(), src["shard"].get<std::string>(),
+                        src["problems"].get<int>());
+    }
+    md += "\n";
+  }
   const auto& o = bench["aggregate"]["overall"];
   md += fmt::format("{} problems; geomean speedup vs torch.compile {:.3f} (baseline kept = 1.0); improved {}; "
                     "incorrect {}; failed {}; no Triton kernel {}.\n\n",
@@ -207,6 +216,47 @@ json run_bench(const BenchOptions& o) {
   util::write_file_atomic(o.out_dir / "bench.md", markdown(bench));
   util::write_file_atomic(o.out_dir / "bench.html", report::bench_html(bench));
   return bench;
+}
+
+json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_dir) {
+  if (bench_dirs.empty()) throw UserError("bench merge: no bench directories given");
+  std::vector<json> rows;
+  std::map<std::string, std::string> origin;  // problem -> the directory it came from
+  json sources = json::array();
+  for (const auto& dir : bench_dirs) {
+    if (fs::exists(out_dir) && fs::exists(dir) && fs::equivalent(dir, out_dir)) {
+      throw UserError(fmt::format("bench merge: --out {} is one of the inputs; give a new directory", out_dir.string()));
+    }
+    const fs::path file = dir / "bench.json";
+    if (!fs::exists(file)) throw UserError(fmt::format("bench merge: {} has no bench.json", dir.string()));
+    json bench;
+    try {
+      bench = json::parse(util::read_file(file));
+    } catch (const json::exception& e) {
+      throw UserError(fmt::format("bench merge: {} is not valid JSON ({})", file.string(), e.what()));
+    }
+    if (!bench.contains("shard") || !bench.contains("problems")) {
+      throw UserError(fmt::format("bench merge: {} is an unfinished bench (rerun it to finish, then merge)", file.string()));
+    }
+    for (const auto& r : bench["problems"]) {
+      const std::string name = r.value("problem", "");
+      auto [it, fresh] = origin.emplace(name, dir.string());
+      if (!fresh) {
+        throw UserError(fmt::format("bench merge: {} is in both {} and {}", name, it->second, dir.string()));
+      }
+      rows.push_back(r);
+    }
+    sources.push_back({{"dir", dir.string()}, {"shard", bench["shard"]}, {"problems", bench["problems"].size()}});
+  }
+  std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["problem"] < b["problem"]; });
+  json merged = {{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "merged"}, {"merged_from", sources},
+                 {"method", "speedup = torch.compile time / optimized time per model call (median, CUDA events, "
+                            "L2 flushed, interleaved); baseline kept = 1.0; correctness vs float64 eager on fresh seeds"}};
+  util::ensure_dir(out_dir);
+  util::write_file_atomic(out_dir / "bench.json", merged.dump(1) + "\n");
+  util::write_file_atomic(out_dir / "bench.md", markdown(merged));
+  util::write_file_atomic(out_dir / "bench.html", report::bench_html(merged));
+  return merged;
 }
 
 }  // namespace kernelopt::engine

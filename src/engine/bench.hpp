@@ -38,4 +38,11 @@ nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
 /// Runs the selection; writes bench.json and bench.md; returns bench.json.
 nlohmann::json run_bench(const BenchOptions& options);
 
+/// One report from several bench directories (shards run on other machines or in other
+/// sessions): their rows, aggregated again, written to out_dir as bench.json, bench.md and
+/// bench.html; returns bench.json. A problem present in two inputs, an input without
+/// bench.json, an unfinished shard (its bench.json lacks "shard") or an out_dir that is one
+/// of the inputs is a UserError; nothing is written then.
+nlohmann::json merge_bench(const std::vector<std::filesystem::path>& bench_dirs, const std::filesystem::path& out_dir);
+
 }  // namespace kernelopt::engine

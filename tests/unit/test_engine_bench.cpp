@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "engine/bench.hpp"
 #include "engine/optimize.hpp"
 
@@ -97,4 +99,51 @@ TEST(EngineBench, AggregatesGeomeanImprovedAndFastP) {
   EXPECT_NEAR(l1["fast_p"]["fast_1.5"].get<double>(), 1.0 / 3, 1e-12);
   EXPECT_EQ(agg["overall"]["incorrect"], 1);
   EXPECT_NEAR(agg["overall"]["fast_p"]["fast_2.0"].get<double>(), 0.0, 1e-12);  // 5x but incorrect never counts
+}
+
+namespace {
+
+/// A finished (or unfinished) bench directory holding rows for `problems` with `speedup` each.
+fs::path bench_dir(const std::string& name, const std::vector<std::string>& problems, double speedup, bool finished = true) {
+  fs::path dir = fs::temp_directory_path() / ("ko_merge_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<json> rows;
+  for (const auto& p : problems) rows.push_back(bench_row(p, report(speedup > 1.0, true, speedup, 1), ""));
+  json bench = {{"problems", rows}, {"aggregate", aggregate(rows)}};
+  if (finished) bench["shard"] = "1/2";
+  std::ofstream(dir / "bench.json") << bench.dump();
+  return dir;
+}
+
+}  // namespace
+
+TEST(EngineBench, MergeAggregatesShardsAgain) {
+  fs::path a = bench_dir("a", {"level1/x.py", "level1/z.py"}, 2.0);
+  fs::path b = bench_dir("b", {"level1/y.py", "level2/w.py"}, 1.0);
+  fs::path out = fs::temp_directory_path() / ("ko_merge_out_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  json merged = merge_bench({a, b}, out);
+  ASSERT_EQ(merged["problems"].size(), 4u);
+  EXPECT_EQ(merged["problems"][1]["problem"], "level1/y.py");  // sorted across inputs
+  EXPECT_NEAR(merged["aggregate"]["overall"]["geomean_speedup"].get<double>(), std::sqrt(2.0), 1e-9);
+  EXPECT_EQ(merged["aggregate"]["overall"]["improved"], 2);
+  EXPECT_EQ(merged["aggregate"]["levels"]["level1"]["problems"], 3);
+  EXPECT_EQ(merged["merged_from"].size(), 2u);
+  EXPECT_TRUE(fs::exists(out / "bench.md"));
+  EXPECT_TRUE(fs::exists(out / "bench.html"));
+}
+
+TEST(EngineBench, MergeRefusesDuplicatesUnfinishedMissingAndItsOwnInput) {
+  fs::path a = bench_dir("c", {"level1/x.py"}, 1.5);
+  fs::path dup = bench_dir("d", {"level1/x.py"}, 1.2);
+  fs::path unfinished = bench_dir("e", {"level1/q.py"}, 1.0, false);
+  fs::path out = fs::temp_directory_path() / ("ko_merge_out2_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  EXPECT_THROW(merge_bench({a, dup}, out), UserError);
+  EXPECT_THROW(merge_bench({a, unfinished}, out), UserError);
+  EXPECT_THROW(merge_bench({a, out / "nowhere"}, out), UserError);
+  EXPECT_THROW(merge_bench({a}, a), UserError);
+  EXPECT_THROW(merge_bench({}, out), UserError);
+  EXPECT_FALSE(fs::exists(out / "bench.json"));  // nothing written on a refusal
 }
