@@ -21,5 +21,6 @@ Runner add_resume(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_doctor(CLI::App& app);
 Runner add_bench(CLI::App& app);
+Runner add_library(CLI::App& app);
 
 }  // namespace kernelopt::cli
