@@ -3,6 +3,7 @@
 #include "engine/kernel_search.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "artifact/config.hpp"
 #include "artifact/stitch.hpp"
 #include "engine/agent_calls.hpp"
+#include "engine/library_use.hpp"
 #include "engine/optimize.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
@@ -64,7 +66,7 @@ json trimmed(const json& evidence) {
 /// A candidate under evaluation: a launch config of the original kernel (Tuner)
 /// or an LLM-written kernel with its meta-parameters (Coder, Repairer).
 struct Candidate {
-  std::string origin;          ///< tuner | coder | repairer | llm-tuner | rewrite | rewrite-tuner
+  std::string origin;          ///< tuner | coder | repairer | llm-tuner | rewrite | rewrite-tuner | library
   json config;                 ///< launch meta-parameters (constexprs, num_warps, num_stages)
   json pinned;                 ///< meta-parameters the code needs as they are (a rewrite's R0_BLOCK)
   std::vector<std::string> grid;  ///< LLM grid expressions; empty = Inductor's / the launcher's
@@ -75,6 +77,7 @@ struct Candidate {
   store::CandidateRecord record;
   double screen_ms = 0;
   bool reused = false;         ///< passed every gate in an earlier attempt of this run: verdicts reused
+  std::int64_t library_id = 0; ///< the library entry it came from (origin library)
   std::string label() const {
     std::string cfg = config.is_null() ? "" : artifact::LaunchConfig::from_json(config).label();
     return origin == "tuner" ? cfg : fmt::format("{}#{} {}", origin, hash.substr(0, 8), cfg);
@@ -143,6 +146,11 @@ class KernelSearch {
   /// The offline Coder: the rewrite library's candidates for this kernel (worker op `rewrite`).
   std::vector<Candidate> rewrite_candidates();
   bool reuse(Candidate& c);
+  bool search_rounds();
+  /// The library's entry for this kernel's fingerprint, if any (a library that cannot be read is skipped).
+  std::optional<store::LibraryEntry> library_entry() const;
+  /// Evaluates the entry through all four gates; true if it passed.
+  bool try_library(const store::LibraryEntry& entry);
   verify::SpeedupEstimate estimate_of(const Candidate& c) const { return estimates_.at(c.record.id); }
   double speedup_of(const Candidate& c) const { return estimate_of(c).speedup; }
   /// The answers of one LLM exchange as candidates; an answer that cannot be
@@ -268,7 +276,9 @@ bool KernelSearch::reuse(Candidate& c) {
 
 bool KernelSearch::prepare(Candidate& c) {
   try {
-    if (c.code.empty()) {
+    if (c.origin == "library" && module_.input_kind != "triton") {
+      // the entry's kernel text as it was stitched and verified (renamed to this module's kernel): used as is
+    } else if (c.code.empty()) {
       c.kernel_source = artifact::kernel_source_with_config(module_, kernel_, artifact::LaunchConfig::from_json(c.config));
     } else {
       // where the answer's functions are: ast facts of the answer alone (it is never run here)
@@ -374,7 +384,7 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
   int tuner_finalists = 0;
   for (auto& c : ready) {
     if (c.screen_ms >= base_ms) {
-      if (!c.code.empty() && c.origin != "llm-tuner" && c.origin != "rewrite-tuner") {  // the Repairer and the report get the figures
+      if ((!c.code.empty() && c.origin != "llm-tuner" && c.origin != "rewrite-tuner") || c.origin == "library") {  // the Repairer and the report get the figures
         verify::Verdict v{"performance", false,
                           fmt::format("slower than the baseline in the screen: {:.4f} ms vs {:.4f} ms", c.screen_ms, base_ms),
                           {{"candidate_ms", c.screen_ms}, {"baseline_ms", base_ms}, {"stage", "screen"}}};
@@ -507,18 +517,55 @@ std::vector<Candidate> KernelSearch::rewrite_candidates() {
   return out;
 }
 
-report::KernelOutcome KernelSearch::run() {
-  out_.status = "kept baseline";
-  // what the candidate is compared with: for a standalone kernel, its function under a plain @triton.jit
-  const std::string original_text =
-      module_.input_kind == "triton"
-          ? "@triton.jit\n" + module_.source.substr(kernel_.function.begin, kernel_.function.size())
-          : module_.kernel_source(kernel_);
-  worker::Reply orig = ctx_.ask("analyze", {{"source", original_text}});
-  if (!orig.ok()) throw UserError("cannot analyze the original kernel: " + orig.error);
-  orig_facts_ = orig.result;
-  const auto& o = ctx_.options;
+std::optional<store::LibraryEntry> KernelSearch::library_entry() const {
+  if (ctx_.library == nullptr) return std::nullopt;
+  auto m = ctx_.fingerprints.find(module_.index);
+  if (m == ctx_.fingerprints.end()) return std::nullopt;
+  auto fp = m->second.find(kernel_.name);
+  if (fp == m->second.end()) return std::nullopt;
+  try {
+    auto entry = ctx_.library->find(fp->second);
+    if (entry && entry->input_kind == library_input_kind(module_)) return entry;
+  } catch (const store::StoreError& e) {
+    spdlog::warn("  {}: the kernel library cannot be read ({}); searching without it", kernel_.name, e.what());
+  }
+  return std::nullopt;
+}
 
+bool KernelSearch::try_library(const store::LibraryEntry& entry) {
+  Candidate c;
+  c.origin = "library";
+  c.library_id = entry.id;
+  c.config = module_.input_kind == "triton" ? json(nullptr) : entry.config;
+  if (entry.grid.is_array()) c.grid = entry.grid.get<std::vector<std::string>>();
+  c.notes = fmt::format("library entry {}, verified before at {:.3f}x on {} (run {})", entry.id, entry.speedup,
+                        entry.device, entry.run_out_dir);
+  if (module_.input_kind == "triton") {
+    c.code = rename_kernel(entry.code, entry.kernel_name, kernel_.name);
+  } else {
+    c.kernel_source = rename_kernel(entry.source, entry.kernel_name, kernel_.name);
+    c.code = rename_kernel(entry.code, entry.kernel_name, kernel_.name);  // kept for the next entry; not rebuilt
+  }
+  spdlog::info("  {}: the kernel library has a winner for this fingerprint (entry {}, {:.3f}x): verifying it again",
+               kernel_.name, entry.id, entry.speedup);
+  const size_t before = passed_.size();
+  try {
+    evaluate({c});
+  } catch (const artifact::ArtifactError& e) {  // an entry whose text cannot be stitched: not used
+    spdlog::warn("    library entry {} cannot be stitched: {}", entry.id, e.what());
+    out_.attempts.push_back({{"origin", "library"}, {"label", fmt::format("library entry {}", entry.id)},
+                             {"gate", "static"}, {"passed", false}, {"reason", e.what()}});
+    return false;
+  }
+  if (passed_.size() > before) return true;
+  spdlog::info("  {}: the library's winner did not pass this run's gates; searching as usual", kernel_.name);
+  return false;
+}
+
+/// Round 1 (Coder, rewrite library, Tuner), the Repairer's rounds, then the best rewritten
+/// kernel's launch config. False (out_.why set) when there was no candidate at all.
+bool KernelSearch::search_rounds() {
+  const auto& o = ctx_.options;
   // Round 1: the Coder (LLM) and the offline Tuner's configs around the baseline.
   std::vector<Candidate> first;
   if (llm_on(agents::Role::coder)) {
@@ -556,7 +603,7 @@ report::KernelOutcome KernelSearch::run() {
                    ? "no candidate: the offline agents do not rewrite standalone kernels; configure an LLM (--llm)"
                    : fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel_.kind,
                                  fmt::join(kernel_.constexprs, ", "));
-    return out_;
+    return false;
   }
   evaluate(std::move(first));
 
@@ -589,6 +636,26 @@ report::KernelOutcome KernelSearch::run() {
     const bool offline = best.origin == "rewrite" || best.origin == "rewrite-tuner";
     evaluate(tuner_candidates(best.code, best.config, offline ? "rewrite-tuner" : "llm-tuner", left(), best.pinned));
   }
+  return true;
+}
+
+report::KernelOutcome KernelSearch::run() {
+  out_.status = "kept baseline";
+  // what the candidate is compared with: for a standalone kernel, its function under a plain @triton.jit
+  const std::string original_text =
+      module_.input_kind == "triton"
+          ? "@triton.jit\n" + module_.source.substr(kernel_.function.begin, kernel_.function.size())
+          : module_.kernel_source(kernel_);
+  worker::Reply orig = ctx_.ask("analyze", {{"source", original_text}});
+  if (!orig.ok()) throw UserError("cannot analyze the original kernel: " + orig.error);
+  orig_facts_ = orig.result;
+
+  // The library first: a winner verified for this exact kernel before, verified again here.
+  // When it passes, the search ends with it (it already was the best of a search of this kernel).
+  bool from_library = false;
+  if (auto entry = library_entry()) from_library = try_library(*entry);
+
+  if (!from_library && !search_rounds()) return out_;
 
   const Candidate* best = nullptr;
   for (const auto& c : passed_) {
@@ -608,9 +675,14 @@ report::KernelOutcome KernelSearch::run() {
   out_.winner_config = best->config;
   out_.winner_source = best->kernel_source;
   out_.winner_origin = best->origin;
+  out_.winner_code = best->code;
+  out_.winner_grid = best->grid.empty() ? json(nullptr) : json(best->grid);
+  out_.library_entry = best->library_id;
   out_.kernel_speedup = estimate_of(*best);
   out_.after_ms = out_.kernel_speedup.candidate_median;
-  out_.why = best->code.empty()
+  out_.why = best->origin == "library"
+                 ? fmt::format("from the library (verified again): {}", best->notes)
+             : best->code.empty()
                  ? fmt::format("launch config {} (was {})", best->label(),
                                artifact::LaunchConfig::from_json(tunable_).label())
                  : fmt::format("rewritten by the {} ({}){}", origin_words(best->origin),

@@ -17,6 +17,7 @@
 #include "engine/options.hpp"
 #include "engine/run_dir.hpp"
 #include "report/report.hpp"
+#include "store/library.hpp"
 #include "store/store.hpp"
 #include "worker/worker.hpp"
 
@@ -32,6 +33,8 @@ struct Context {
   nlohmann::json base_args;  ///< problem, device, seeds, input_kind: identifies the captured session
   agents::LlmSession* llm = nullptr;
   bool continuing = false;   ///< this run was started before (resume): reuse what it recorded  ///< the LLM agents; null or disabled roles = the offline agents
+  store::Library* library = nullptr;  ///< the kernel library; null = none
+  std::map<int, std::map<std::string, std::string>> fingerprints;  ///< module -> kernel -> library fingerprint
 
   /// A worker request whose failure ends the run (capture, profile): throws
   /// UserError with the worker's one-line message.
@@ -41,7 +44,11 @@ struct Context {
   int timeout_ms() const { return options.request_timeout_s * 1000; }
 };
 
-/// Searches one kernel within `budget` candidate evaluations: the Coder's
+/// Searches one kernel within `budget` candidate evaluations. First, if the
+/// kernel library holds an entry for the kernel's exact fingerprint, that
+/// winner (origin "library") goes through all four gates on this run's data;
+/// if it passes, it is the kernel's result and nothing else is evaluated for
+/// the kernel; if not, the search below runs as if there were no entry. The Coder's
 /// candidates (LLM) and the Tuner's launch configs (LLM or offline) go through
 /// gate 1 and a short screen; those faster than the baseline go through gates
 /// 2-4. LLM candidates that fail a gate go back to the Repairer with the exact

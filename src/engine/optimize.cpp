@@ -16,9 +16,11 @@
 #include "agents/profiler.hpp"
 #include "engine/agent_calls.hpp"
 #include "engine/kernel_search.hpp"
+#include "engine/library_use.hpp"
 #include "llm/chat.hpp"
 #include "engine/run_dir.hpp"
 #include "report/report.hpp"
+#include "store/library.hpp"
 #include "store/store.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
@@ -96,6 +98,7 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
 /// Everything `kernelopt resume` needs to continue the run as it was started.
 json saved_options(const OptimizeOptions& o) {
   return {{"problem", fs::absolute(o.problem).string()}, {"workspace", fs::absolute(o.workspace).string()},
+          {"library", fs::absolute(o.library_path()).string()},
           {"python", o.python}, {"python_path", o.python_path}, {"device", o.device}, {"seeds", o.seeds},
           {"final_seeds", o.final_seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"budget", o.budget},
           {"gate_top_k", o.gate_top_k}, {"screen_trials", o.screen_trials}, {"gate_trials", o.gate_trials},
@@ -119,6 +122,7 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
     o.problem = j.at("problem").get<std::string>();
     o.out_dir = run_dir;
     o.workspace = j.at("workspace").get<std::string>();
+    o.library = j.value("library", "");
     o.python = j.at("python");
     o.python_path = j.value("python_path", "");
     o.device = j.at("device");
@@ -158,6 +162,11 @@ json optimize(const OptimizeOptions& o) {
 
   util::ensure_dir(o.workspace);
   store::Store st = store::Store::open(o.workspace / "store.db");
+  try {  // a damaged or foreign library file is the user's to fix: one line, before anything runs
+    store::Library::open(o.library_path());
+  } catch (const store::StoreError& e) {
+    throw UserError(e.what());
+  }
   store::RunRecord rec;
   rec.input_path = fs::absolute(o.problem).string();
   rec.input_hash = problem_hash;
@@ -226,12 +235,59 @@ fs::path export_helion(Context& ctx, const fs::path& out, bool continuing, json&
   return file;
 }
 
+/// Writes every kernel whose winner passed all four gates and is in the final, end-to-end verified
+/// module into the library; returns the report's "library" object.
+json update_library(Context& ctx, store::Library& library, const std::vector<artifact::Module>& modules,
+                    const std::vector<std::string>& stitched, const report::Report& rep, const json& capture) {
+  json reused = json::array(), written = json::array();
+  const json& versions = capture.value("versions", json::object());
+  EntryContext ec;
+  ec.device = capture.value("device_name", versions.value("gpu", std::string("?")));
+  ec.torch_version = versions.value("torch", "");
+  ec.triton_version = versions.value("triton", "");
+  ec.run_id = ctx.run_id;
+  ec.run_out_dir = ctx.out.string();
+  const auto& e2e = rep.end_to_end;
+  ec.end_to_end = {{"passed", e2e.passed}, {"speedup", e2e.speedup.speedup}, {"ci_low", e2e.speedup.ci_low},
+                   {"ci_high", e2e.speedup.ci_high}};
+  const bool kept = rep.improved && e2e.passed && rep.reverted_why.empty();
+  for (const auto& m : modules) {
+    for (const auto& kr : rep.modules[m.index].kernels) {
+      const auto& outcome = kr.outcome;
+      if (outcome.status != "improved") continue;
+      const bool in_final = kept && stitched[m.index] != m.source &&
+                            stitched[m.index].find(outcome.winner_source) != std::string::npos;
+      if (outcome.library_entry != 0 && in_final) reused.push_back(kr.profile.name);
+      auto fps = ctx.fingerprints.find(m.index);
+      if (!in_final || fps == ctx.fingerprints.end() || !fps->second.contains(kr.profile.name)) continue;
+      ec.fingerprint = fps->second.at(kr.profile.name);
+      const auto* kernel = m.find_kernel(kr.profile.name);
+      // the stored winner for this fingerprint failed this run's gates: the new verified one replaces it
+      bool stored_failed = false;
+      for (const auto& a : outcome.attempts) stored_failed |= a.value("origin", "") == "library" && !a.value("passed", true);
+      std::string conflict;
+      try {
+        auto result = library.put(library_entry(m, *kernel, outcome, ec), &conflict, stored_failed);
+        written.push_back({{"kernel", kr.profile.name}, {"fingerprint", ec.fingerprint},
+                           {"result", store::to_string(result)}});
+        spdlog::info("library: {} {} ({}){}", kr.profile.name, store::to_string(result), ec.fingerprint.substr(0, 12),
+                     conflict.empty() ? "" : "; " + conflict);
+      } catch (const store::StoreError& e) {
+        spdlog::warn("library: {} not written: {}", kr.profile.name, e.what());
+      }
+    }
+  }
+  return {{"path", library.path().string()}, {"reused", reused}, {"written", written}};
+}
+
 json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
          const json& options, bool continuing) {
   const fs::path out = run_dir.path();
   worker::Worker w(worker_options(o, out));
   agents::LlmSession llm(o.llm, st, run_id);
+  store::Library library = store::Library::open(o.library_path());
   Context ctx{o, w, st, run_id, out, {}, o.llm.configured() ? &llm : nullptr};
+  ctx.library = &library;
   ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds},
                    {"input_kind", o.input_kind}};
   ctx.continuing = continuing;
@@ -255,6 +311,9 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   for (const auto& m : capture["modules"]) {
     std::string path = m["path"];
     modules.push_back(artifact::module_from_json(m["artifact"], util::read_file(path), m["index"], path));
+    if (m.contains("fingerprints")) {
+      ctx.fingerprints[m["index"].get<int>()] = m["fingerprints"].get<std::map<std::string, std::string>>();
+    }
   }
   for (const auto& m : modules) {
     spdlog::info("  module {}: {} Triton kernel(s), {} vendor call(s)", m.index, m.kernels.size(), m.vendor_calls.size());
@@ -319,10 +378,12 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   }
 
   spdlog::info("[4/5] stitching");
+  std::vector<std::string> stitched(modules.size());
   for (auto& m : modules) {
     auto& mr = rep.modules[m.index];
     std::string optimized = stitch_module(ctx, m, winners[m.index], mr);
     run_dir.write_optimized(m.index, optimized, optimized != m.source);
+    stitched[m.index] = optimized;
   }
   run_dir.write_manifest();
 
@@ -351,6 +412,7 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   }
   rep.input_kind = o.input_kind;
   rep.helion = helion;
+  rep.library = update_library(ctx, library, modules, stitched, rep, capture);
   if (ctx.llm) rep.llm = ctx.llm->usage();
   json report_json = report::to_json(rep);
   report::write(rep, out);

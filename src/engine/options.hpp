@@ -16,6 +16,7 @@ struct OptimizeOptions {
   std::filesystem::path problem;             ///< KernelBench-format model file
   std::filesystem::path out_dir;             ///< run directory (created; must be empty or this problem's)
   std::filesystem::path workspace = ".kernelopt";  ///< holds store.db, shared by runs
+  std::filesystem::path library;             ///< kernel library file; "" = <workspace>/library.kolib
   std::string python = "python3";            ///< interpreter with torch and triton
   std::string python_path;                   ///< the repo's python/ dir; found from the binary if empty
   std::string device = "cuda";
@@ -37,6 +38,9 @@ struct OptimizeOptions {
   bool resume = false;                       ///< continue the run recorded in out_dir (kernelopt resume)
 
   /// A standalone Triton file is what the worker runs: the user's (triton) or the one Helion's code was exported to.
+  /// The kernel library this run reads and writes.
+  std::filesystem::path library_path() const { return library.empty() ? workspace / "library.kolib" : library; }
+
   bool standalone() const { return input_kind == "triton" || input_kind == "helion"; }
 };
 

@@ -49,6 +49,7 @@ json to_json(const Report& r) {
       json o = {{"status", k.outcome.status}, {"why", k.outcome.why}, {"winner_config", k.outcome.winner_config},
                 {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by},
                 {"winner_origin", k.outcome.winner_origin}, {"attempts", k.outcome.attempts}};
+      if (k.outcome.library_entry != 0) o["library_entry"] = k.outcome.library_entry;
       if (k.outcome.status == "improved") {
         o["kernel_speedup"] = estimate_json(k.outcome.kernel_speedup);
         o["after_ms"] = k.outcome.after_ms;
@@ -79,7 +80,7 @@ json to_json(const Report& r) {
   return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
           {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
-          {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}};
+          {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library}};
 }
 
 std::string to_markdown(const json& j) {
@@ -147,6 +148,18 @@ std::string to_markdown(const json& j) {
       }
     }
     md += "\n" + m["stitch_decision"].get<std::string>() + ".\n\n";
+  }
+  if (j.contains("library") && j["library"].is_object()) {
+    const auto& lib = j["library"];
+    md += "## Kernel library\n\n";
+    md += fmt::format("`{}`: {} kernel(s) from the library (verified again), {} verified winner(s) written.\n",
+                      lib.value("path", std::string("?")), lib.value("reused", json::array()).size(),
+                      lib.value("written", json::array()).size());
+    for (const auto& w : lib.value("written", json::array())) {
+      md += fmt::format("- `{}` ({}): {}\n", w.value("kernel", std::string("?")),
+                        w.value("fingerprint", std::string("?")).substr(0, 12), w.value("result", std::string("?")));
+    }
+    md += "\n";
   }
   if (j.contains("llm") && j["llm"].is_object()) {
     const auto& l = j["llm"];

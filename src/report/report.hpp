@@ -4,6 +4,7 @@
 /// Written as report.json (for tools) and report.md (for people).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ struct KernelOutcome {
   int screened = 0;              ///< configs timed in the screen
   int gated = 0;                 ///< candidates sent through gates 2-4
   std::map<std::string, int> rejected_by;  ///< gate -> candidates it rejected
-  std::string winner_origin;     ///< tuner | coder | repairer | llm-tuner; "" when none
+  std::string winner_origin;     ///< tuner | coder | repairer | llm-tuner | library; "" when none
+  std::string winner_code;       ///< the LLM code the winner was built from ("" for a launch config; not serialized)
+  nlohmann::json winner_grid;    ///< its LLM grid expressions, null for Inductor's (not serialized)
+  std::int64_t library_entry = 0;  ///< the kernel-library entry the winner came from (verified again); 0 = none
   nlohmann::json attempts = nlohmann::json::array();  ///< {origin, label, gate, passed, reason} per verdict that decided
 };
 
@@ -69,6 +73,7 @@ struct Report {
   std::string input_kind = "module";  ///< module | triton | helion
   nlohmann::json helion;              ///< helion: the kernel, its config and the exported Triton file (else null)
   nlohmann::json llm;            ///< LLM use: providers, requests, tokens, cost, fallbacks; null when offline
+  nlohmann::json library;        ///< kernel library: {"path", "reused": [kernel], "written": [{kernel, fingerprint, result}]}
 };
 
 nlohmann::json to_json(const Report& report);

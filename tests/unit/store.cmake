@@ -1,1 +1,1 @@
-add_kernelopt_test(test_store test_store_sqlite.cpp test_store_store.cpp)
+add_kernelopt_test(test_store test_store_sqlite.cpp test_store_store.cpp test_store_library.cpp)

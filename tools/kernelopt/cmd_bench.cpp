@@ -19,6 +19,9 @@ Runner add_bench(CLI::App& app) {
   sub->add_option("--level", o->level, "only problems under a level<N> directory")->check(CLI::Range(1, 9));
   sub->add_option("--shard", *shard, "i/n: this machine's share of the problems")->capture_default_str();
   sub->add_option("--workspace", o->optimize.workspace, "directory of the store shared by runs")->capture_default_str();
+  sub->add_option("--library", o->optimize.library,
+                  "kernel library file: verified winners are tried first and written back (default: "
+                  "WORKSPACE/library.kolib)");
   sub->add_option("--python", o->optimize.python, "python interpreter with torch and triton")->capture_default_str();
   sub->add_option("--budget", o->optimize.budget, "launch configs screened per problem")
       ->capture_default_str()->check(CLI::Range(1, 100000));

@@ -112,6 +112,9 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
   sub->add_option(opts->standalone() ? "kernel_file" : "model", opts->problem, what)->required();
   sub->add_option("-o,--out", opts->out_dir, "run directory (new, or a run of the same input)")->required();
   sub->add_option("--workspace", opts->workspace, "directory of the store shared by runs")->capture_default_str();
+  sub->add_option("--library", opts->library,
+                  "kernel library file: verified winners are tried first and written back (default: "
+                  "WORKSPACE/library.kolib)");
   sub->add_option("--python", opts->python, "python interpreter with torch and triton")->capture_default_str();
   sub->add_option("--device", opts->device, "torch device")->capture_default_str();
   sub->add_option("--seeds", opts->seeds, "input seeds the gates check on (3 or more)")->capture_default_str();

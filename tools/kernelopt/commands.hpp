@@ -22,5 +22,6 @@ Runner add_inspect(CLI::App& app);
 Runner add_doctor(CLI::App& app);
 Runner add_bench(CLI::App& app);
 Runner add_bench_merge(CLI::App& app);
+Runner add_library(CLI::App& app);
 
 }  // namespace kernelopt::cli

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   std::map<CLI::App*, kernelopt::cli::Runner> runners;
   for (auto add : {kernelopt::cli::add_optimize, kernelopt::cli::add_optimize_kernel, kernelopt::cli::add_optimize_helion, kernelopt::cli::add_resume,
                    kernelopt::cli::add_inspect, kernelopt::cli::add_doctor, kernelopt::cli::add_bench,
-                   kernelopt::cli::add_bench_merge}) {
+                   kernelopt::cli::add_bench_merge, kernelopt::cli::add_library}) {
     auto before = app.get_subcommands([](CLI::App*) { return true; }).size();
     auto run = add(app);
     auto subs = app.get_subcommands([](CLI::App*) { return true; });

@@ -10,6 +10,7 @@ import platform
 import shutil
 import sys
 
+from kernelopt.library.fingerprint import device_name, inductor_fingerprints
 from kernelopt.worker.artifact import parse_module
 from kernelopt.worker.problem import file_hash
 from kernelopt.worker.static import analyze_grid, analyze_source
@@ -141,16 +142,19 @@ def op_capture(args):
     s = _session(args)
     out_dir = args["out_dir"]
     os.makedirs(os.path.join(out_dir, "baseline"), exist_ok=True)
+    dev_name = device_name(args.get("device", "cuda"))
     modules = []
     for rec in s.modules:
         path = os.path.join(out_dir, "baseline", f"module{rec.index}.py")
         with open(path, "w") as f:
             f.write(rec.source)
-        modules.append({"index": rec.index, "path": path, "artifact": parse_module(rec.source)})
+        artifact = parse_module(rec.source)
+        modules.append({"index": rec.index, "path": path, "artifact": artifact,
+                        "fingerprints": inductor_fingerprints(rec.source, artifact, dev_name)})
     torch.save(s.model.state_dict(), os.path.join(out_dir, "weights.pt"))
     shutil.copyfile(s.problem_path, os.path.join(out_dir, "problem.py"))
     first = s.outputs[s.seeds[0]]
-    return {"modules": modules, "versions": _versions(),
+    return {"modules": modules, "versions": _versions(), "device_name": dev_name,
             "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in first]}
 
 

@@ -560,6 +560,28 @@ class Session:
                 sigs[name] = _signature_of(first, _arg_names(obj), constexprs)
         return _artifact(self.source, self.facts, self.launch_entries(), sigs, self.mutated)
 
+    def fingerprints(self, dev_name):
+        """{kernel: library fingerprint} (kernelopt/library/fingerprint.py): the kernel's text with the
+        helper functions it calls, and every launch's arguments as recorded for the first seed."""
+        from kernelopt.library import fingerprint as F
+        torch = _torch()
+        raw = self.source.encode("utf-8")
+        spans = {k["name"]: k["source_span"] for k in self.facts["kernels"]}
+
+        def describe(v):
+            if isinstance(v, torch.Tensor):
+                return F.tensor_descriptor(v.dtype, tuple(v.shape), v.stride())
+            return F.value_descriptor(v)
+
+        out = {}
+        for k in self.facts["kernels"]:
+            names = [k["name"]] + sorted(h for h in k["helper_functions"] if h in spans)
+            text = "\n".join(raw[spans[n][0]:spans[n][1]].decode("utf-8") for n in names)
+            launches = [[describe(a) for a in l.args] + [f"{key}={describe(l.kwargs[key])}" for key in sorted(l.kwargs)]
+                        for l in self.launches[self.seeds[0]] if l.kernel == k["name"]]
+            out[k["name"]] = F.fingerprint(F.normalized_source(text, k["name"]), launches, dev_name)
+        return out
+
     def reference(self, seed):
         """Float64 outputs of reference() on the seed's inputs (floating tensors upcast), once."""
         torch = _torch()
@@ -665,7 +687,10 @@ def op_capture(args):
         f.write(s.source)
     shutil.copyfile(s.path, os.path.join(out_dir, "problem.py"))
     first = s.outputs[s.seeds[0]]
-    return {"modules": [{"index": 0, "path": path, "artifact": s.artifact()}], "versions": _versions(),
+    from kernelopt.library.fingerprint import device_name
+    dev_name = device_name(s.device)
+    return {"modules": [{"index": 0, "path": path, "artifact": s.artifact(), "fingerprints": s.fingerprints(dev_name)}],
+            "versions": _versions(), "device_name": dev_name,
             "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in first],
             "input_kind": "triton", "reference": s.has_reference}
 
