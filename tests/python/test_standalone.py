@@ -239,6 +239,26 @@ def test_check_candidate_changing_an_untouched_input_fails(tmp_path):
     assert not clean(r)
 
 
+AXPY_SKIP_IF_WRITTEN = '''@triton.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    prev = tl.load(out_ptr + offs, mask=mask, other=0.0)
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, _scale(x, alpha) + y, mask=mask & (prev == 0.0))'''
+
+
+def test_check_stale_output_run_catches_a_kernel_that_skips_what_looks_computed(tmp_path):
+    # right whenever the output starts zeroed; the stale runs start it holding the next seed's results
+    r = check(candidate(tmp_path, "axpy_kernel", AXPY_SKIP_IF_WRITTEN))
+    stale = [run for run in r["runs"] if run["source"] == "stale"]
+    assert len(stale) == 3
+    for run in stale:
+        out = next(t for t in run["tensors"] if t["arg"] == "out_ptr")
+        assert out["mismatches"] > 0, run
+
+
 def test_check_candidate_that_does_not_compile_is_a_run_error(tmp_path):
     broken = AXPY_REWRITE.replace("y + x * alpha", "y + x * undefined_name")
     r = check(candidate(tmp_path, "axpy_kernel", broken))
