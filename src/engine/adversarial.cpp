@@ -116,6 +116,13 @@ json run_adversarial(const AdversarialOptions& o) {
     throw UserError(manifest_path.string() + ": want a JSON object with \"targets\" and \"cases\"");
   }
   const json groups = manifest.value("groups", json::object());
+  if (!groups.is_object()) throw UserError(manifest_path.string() + ": \"groups\" must be an object");
+  for (const auto& [name, g] : groups.items()) {
+    if (!g.is_object() || (g.contains("timeout_s") && (!g["timeout_s"].is_number_integer() || g["timeout_s"].get<int>() < 1))) {
+      throw UserError(fmt::format("{}: group {}: want an object whose \"timeout_s\" is a positive integer",
+                                  manifest_path.string(), name));
+    }
+  }
   std::vector<Case> cases;
   std::set<std::string> names;
   for (const auto& j : manifest["cases"]) {

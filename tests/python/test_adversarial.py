@@ -60,6 +60,7 @@ def test_manifest_names_a_file_gate_and_reason_for_every_case():
      "unknown target 'nowhere'"),
     ('{"targets": {"t": {"file": "t.py", "kernel": "k"}}, "cases": [{"name": "x", "target": "t", '
      '"expected": "static", "why": "w"}]}', "cases/x.txt: no such file"),
+    ('{"targets": {}, "groups": {"faults": {"timeout_s": "soon"}}, "cases": []}', "group faults: want an object"),
 ])
 def test_bad_manifest_is_one_clear_line(kernelopt, tmp_path, manifest_text, needle):
     if manifest_text is not None:

@@ -56,7 +56,7 @@ Runner add_bench(CLI::App& app) {
   sub->add_option("--timeout", o->optimize.request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
   sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md, bench.html); rerun to resume")->required();
-  sub->add_option("--filter", o->filter, "only problems whose relative path contains this");
+  sub->add_option("--filter", o->filter, "only problems whose relative path (with --adversarial: cases whose name) contains this");
   sub->add_option("--level", o->level, "only problems under a level<N> directory")->check(CLI::Range(1, 9));
   sub->add_option("--shard", *shard, "i/n: this machine's share of the problems")->capture_default_str();
   sub->add_option("--workspace", o->optimize.workspace, "directory of the store shared by runs")->capture_default_str();
