@@ -76,8 +76,10 @@ struct Candidate {
   std::string kernel_source, hash, module_path;
   store::CandidateRecord record;
   double screen_ms = 0;
+  double screen_base_ms = 0;   ///< the baseline's median in the same screen
   bool reused = false;         ///< passed every gate in an earlier attempt of this run: verdicts reused
   std::int64_t library_id = 0; ///< the library entry it came from (origin library)
+  bool continued = false;      ///< recorded (still pending) by an interrupted attempt of this run
   std::string label() const {
     std::string cfg = config.is_null() ? "" : artifact::LaunchConfig::from_json(config).label();
     return origin == "tuner" ? cfg : fmt::format("{}#{} {}", origin, hash.substr(0, 8), cfg);
@@ -151,6 +153,8 @@ class KernelSearch {
   std::optional<store::LibraryEntry> library_entry() const;
   /// Evaluates the entry through all four gates; true if it passed.
   bool try_library(const store::LibraryEntry& entry);
+  /// A continued run: the candidate passed `gate` before the run was interrupted (that verdict stands).
+  bool passed_earlier(const Candidate& c, const std::string& gate) const;
   verify::SpeedupEstimate estimate_of(const Candidate& c) const { return estimates_.at(c.record.id); }
   double speedup_of(const Candidate& c) const { return estimate_of(c).speedup; }
   /// The answers of one LLM exchange as candidates; an answer that cannot be
@@ -274,6 +278,14 @@ bool KernelSearch::reuse(Candidate& c) {
   return true;
 }
 
+bool KernelSearch::passed_earlier(const Candidate& c, const std::string& gate) const {
+  if (!c.continued) return false;
+  for (const auto& v : ctx_.store.verdicts(c.record.id)) {
+    if (v.gate == gate && v.passed) return true;
+  }
+  return false;
+}
+
 bool KernelSearch::prepare(Candidate& c) {
   try {
     if (c.origin == "library" && module_.input_kind != "triton") {
@@ -326,6 +338,11 @@ bool KernelSearch::prepare(Candidate& c) {
   }
   if (!inserted && (stored.status == "passed" || stored.status == "kept") && reuse(c)) return false;
   ++used_;
+  c.continued = !inserted;
+  if (passed_earlier(c, "static")) {  // interrupted after gate 1: not checked (or compiled) twice
+    spdlog::info("    {:<36} passed gate 1 earlier in this run", c.label());
+    return true;
+  }
   // Gate 1: static validation of the source, then (only then) compilation.
   // a standalone kernel keeps the user's own decorators (autotune, heuristics): the gate judges what the model wrote
   json analyze_args = {{"source", module_.input_kind == "triton" ? c.code : c.kernel_source}};
@@ -344,7 +361,9 @@ bool KernelSearch::prepare(Candidate& c) {
     json compile_args = ctx_.base_args;
     compile_args["module_path"] = c.module_path;
     worker::Reply comp = ctx_.ask("compile", compile_args);
-    if (!comp.ok()) {
+    if (comp.status == worker::Status::timeout || comp.status == worker::Status::crashed) {
+      v = worker_failure("static", comp);  // a hang or a fault while compiling (or, interpreted, first running) it
+    } else if (!comp.ok()) {
       v.passed = false;
       v.reason = "compile error: " + comp.error;
       v.evidence["compile_error"] = comp.error;
@@ -368,26 +387,46 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
   bench_args["trials"] = o.screen_trials;
   bench_args["candidates"] = json::array();
   for (const auto& c : ready) bench_args["candidates"].push_back(c.module_path);
+  // A failed screen (one candidate raising, hanging or faulting) must not sink the others: each is then screened alone.
+  std::vector<std::vector<Candidate*>> groups(1);
+  for (auto& c : ready) groups[0].push_back(&c);
   worker::Reply screen = ctx_.ask("bench", bench_args);
-  if (!screen.ok()) {
-    for (auto& c : ready) record(c, worker_failure("performance", screen));
-    return;
+  if (!screen.ok() && ready.size() > 1) {
+    spdlog::warn("    screen of {} candidates failed ({}); screening each alone", ready.size(), screen.error);
+    groups.clear();
+    for (auto& c : ready) groups.push_back({&c});
   }
-  const double base_ms = verify::median(samples(screen.result["samples_ms"]["baseline"]));
-  for (auto& c : ready) {
-    c.screen_ms = verify::median(samples(screen.result["samples_ms"][c.module_path]));
-    ctx_.store.add_timing(ctx_.run_id, c.record.id, "screen", "ms", samples(screen.result["samples_ms"][c.module_path]));
+  std::vector<Candidate> screened;
+  for (const auto& group : groups) {
+    json args = bench_args;
+    args["candidates"] = json::array();
+    for (const Candidate* c : group) args["candidates"].push_back(c->module_path);
+    worker::Reply r = groups.size() == 1 ? screen : ctx_.ask("bench", args);
+    if (!r.ok()) {
+      for (Candidate* c : group) record(*c, worker_failure("performance", r));
+      continue;
+    }
+    const double base_ms = verify::median(samples(r.result["samples_ms"]["baseline"]));
+    for (Candidate* c : group) {
+      c->screen_ms = verify::median(samples(r.result["samples_ms"][c->module_path]));
+      c->screen_base_ms = base_ms;
+      ctx_.store.add_timing(ctx_.run_id, c->record.id, "screen", "ms", samples(r.result["samples_ms"][c->module_path]));
+      screened.push_back(std::move(*c));
+    }
   }
+  ready = std::move(screened);
+  if (ready.empty()) return;
   out_.screened += static_cast<int>(ready.size());
   std::sort(ready.begin(), ready.end(), [](const Candidate& a, const Candidate& b) { return a.screen_ms < b.screen_ms; });
   std::vector<Candidate*> finalists;
   int tuner_finalists = 0;
   for (auto& c : ready) {
-    if (c.screen_ms >= base_ms) {
+    if (c.screen_ms >= c.screen_base_ms) {
       if ((!c.code.empty() && c.origin != "llm-tuner" && c.origin != "rewrite-tuner") || c.origin == "library") {  // the Repairer and the report get the figures
         verify::Verdict v{"performance", false,
-                          fmt::format("slower than the baseline in the screen: {:.4f} ms vs {:.4f} ms", c.screen_ms, base_ms),
-                          {{"candidate_ms", c.screen_ms}, {"baseline_ms", base_ms}, {"stage", "screen"}}};
+                          fmt::format("slower than the baseline in the screen: {:.4f} ms vs {:.4f} ms", c.screen_ms,
+                                      c.screen_base_ms),
+                          {{"candidate_ms", c.screen_ms}, {"baseline_ms", c.screen_base_ms}, {"stage", "screen"}}};
         record(c, v);
       }
       continue;
@@ -397,7 +436,7 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
     tuner_finalists += is_tuner ? 1 : 0;
     finalists.push_back(&c);
   }
-  spdlog::info("    screen: baseline {:.4f} ms, best {:.4f} ms ({}), {} finalist(s)", base_ms, ready.front().screen_ms,
+  spdlog::info("    screen: baseline {:.4f} ms, best {:.4f} ms ({}), {} finalist(s)", ready.front().screen_base_ms, ready.front().screen_ms,
                ready.front().label(), finalists.size());
   for (Candidate* c : finalists) {
     out_.gated++;
@@ -408,11 +447,16 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
     args["atol"] = o.atol;
     args["rtol"] = o.rtol;
     // Gate 2: the kernel alone on every launch site's real arguments, for each seed.
-    worker::Reply chk = ctx_.ask("check", args);
-    if (!record(*c, chk.ok() ? verify::correctness_gate(chk.result) : worker_failure("correctness", chk))) continue;
+    // (a continued run keeps the verdicts a candidate earned before it was interrupted)
+    if (!passed_earlier(*c, "correctness")) {
+      worker::Reply chk = ctx_.ask("check", args);
+      if (!record(*c, chk.ok() ? verify::correctness_gate(chk.result) : worker_failure("correctness", chk))) continue;
+    }
     // Gate 3: the stitched module vs the baseline, float64 eager where they differ.
-    worker::Reply mc = ctx_.ask("model_check", args);
-    if (!record(*c, mc.ok() ? verify::model_gate(mc.result) : worker_failure("model", mc))) continue;
+    if (!passed_earlier(*c, "model")) {
+      worker::Reply mc = ctx_.ask("model_check", args);
+      if (!record(*c, mc.ok() ? verify::model_gate(mc.result) : worker_failure("model", mc))) continue;
+    }
     // Gate 4: kernel and whole module, interleaved with the baseline, L2 flushed.
     json kb = bench_args;
     kb["trials"] = o.gate_trials;

@@ -2,12 +2,15 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace kernelopt::store {
 namespace {
 
 constexpr int kBusyTimeoutMs = 10000;  // waits out another writer's transaction
+constexpr int kWalRetryMs = 20;        // between attempts to switch a new store to WAL
 
 [[noreturn]] void throw_error(sqlite3* db, std::string_view what, std::string_view sql) {
   std::string msg = "sqlite: ";
@@ -40,7 +43,18 @@ Database Database::open(const std::filesystem::path& path) {
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   db.exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");
-  const std::string mode = query_text(db, "PRAGMA journal_mode = WAL");
+  // Processes opening a new store at once each switch it to WAL; SQLite answers the loser SQLITE_BUSY
+  // at once (it skips the busy handler where waiting could deadlock), so the switch is retried.
+  std::string mode;
+  for (int waited_ms = 0;; waited_ms += kWalRetryMs) {
+    try {
+      mode = query_text(db, "PRAGMA journal_mode = WAL");
+      break;
+    } catch (const StoreError&) {
+      if ((sqlite3_errcode(raw) & 0xff) != SQLITE_BUSY || waited_ms >= kBusyTimeoutMs) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(kWalRetryMs));
+    }
+  }
   if (name != ":memory:" && mode != "wal")
     throw StoreError("sqlite: cannot enable WAL for '" + name + "' (journal_mode is '" + mode + "')");
   return db;

@@ -23,7 +23,10 @@ std::string text(const json& j) { return j.is_string() ? j.get<std::string>() : 
 std::string seed_label(const json& run) {
   const std::string seed = run.is_object() && run.contains("seed") ? text(run["seed"]) : "?";
   const std::string source = run.is_object() ? run.value("source", "") : "";
-  return source == "synthetic" ? fmt::format("seed {} (synthetic)", seed) : fmt::format("seed {}", seed);
+  if (source == "synthetic") return fmt::format("seed {} (synthetic)", seed);
+  // the launch run again with its outputs holding another seed's results (an earlier call's answer)
+  if (source == "stale") return fmt::format("seed {} (stale output)", seed);
+  return fmt::format("seed {}", seed);
 }
 
 // One line describing a tensor's mismatches, e.g.

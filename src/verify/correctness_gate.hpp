@@ -27,7 +27,8 @@ struct CorrectnessPolicy {
 };
 
 /// check_result: {"atol", "rtol", "runs": [{"seed", "launch", "source":
-/// "model"|"synthetic", "error": null|string, "tensors": [{"arg", "position",
+/// "model"|"synthetic"|"stale" (the launch again with its outputs holding
+/// another seed's results, as an earlier call leaves them), "error": null|string, "tensors": [{"arg", "position",
 /// "dtype", "numel", "mismatches", "nan_mismatches", "inf_mismatches",
 /// "max_abs_err", "max_rel_err", "first_mismatches": [{"index", "got",
 /// "expected"}]}]}]}.

@@ -1,6 +1,7 @@
 #include "verify/model_gate.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -52,7 +53,19 @@ Verdict model_gate(const json& model_check, const ModelPolicy& policy) {
       } else {
         const json base = out.is_object() ? out.value("ref_err_baseline", json()) : json();
         const json cand = out.is_object() ? out.value("ref_err_candidate", json()) : json();
-        if (is_finite_number(base) && is_finite_number(cand)) {
+        // NaN/Inf where float64 has none (or the reverse): the finite error above cannot see them
+        const json base_specials = out.is_object() ? out.value("ref_special_baseline", json()) : json();
+        const json cand_specials = out.is_object() ? out.value("ref_special_candidate", json()) : json();
+        const bool more_specials = base_specials.is_number_integer() && cand_specials.is_number_integer() &&
+                                   cand_specials.get<std::int64_t>() > base_specials.get<std::int64_t>();
+        if (more_specials) {
+          record["passed"] = false;
+          record["how"] = "fell back to float64";
+          record["ref_special_baseline"] = base_specials;
+          record["ref_special_candidate"] = cand_specials;
+          failures.push_back(fmt::format("{}: {} NaN/Inf positions differ from float64 (the baseline's: {})", where,
+                                         cand_specials.get<std::int64_t>(), base_specials.get<std::int64_t>()));
+        } else if (is_finite_number(base) && is_finite_number(cand)) {
           const double limit = policy.max_error_ratio * base.get<double>() + policy.abs_slack;
           const bool ok = cand.get<double>() <= limit;
           ++fallbacks;

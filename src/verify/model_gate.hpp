@@ -28,7 +28,10 @@ struct ModelPolicy {
 
 /// model_check: {"runs": [{"seed", "error": null|string, "outputs": [{"index",
 /// "matches_baseline", "max_abs_diff", "ref_err_baseline": number|null,
-/// "ref_err_candidate": number|null}]}]}.
+/// "ref_err_candidate": number|null, "ref_special_baseline": int|null,
+/// "ref_special_candidate": int|null}]}]}. The ref_err_* errors cover finite
+/// elements only; ref_special_* count elements whose NaN/Inf status differs
+/// from float64's, and a candidate with more of them than the baseline fails.
 Verdict model_gate(const nlohmann::json& model_check, const ModelPolicy& policy = {});
 
 }  // namespace kernelopt::verify

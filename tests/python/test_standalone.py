@@ -207,9 +207,12 @@ def test_check_identical_candidate_passes(tmp_path):
     shutil.copyfile(GOOD, cand)
     for kernel in ("axpy_kernel", "relu_inplace_kernel"):
         r = check(cand, kernel)
-        assert len(r["runs"]) == 3 and clean(r), r
-        assert [run["seed"] for run in r["runs"]] == SEEDS
-        assert all(run["source"] == "model" and run["launch"] == 0 for run in r["runs"])
+        model = [run for run in r["runs"] if run["source"] == "model"]
+        stale = [run for run in r["runs"] if run["source"] == "stale"]
+        assert len(model) + len(stale) == len(r["runs"]) and clean(r), r
+        assert [run["seed"] for run in model] == SEEDS and all(run["launch"] == 0 for run in model)
+        # each launch again, its outputs holding the next seed's results (as an earlier call leaves them)
+        assert [(run["seed"], run["stale_from_seed"]) for run in stale] == [(0, 1), (1, 2), (2, 0)]
     args = [t["arg"] for t in check(cand)["runs"][0]["tensors"]]
     assert args == ["x_ptr", "y_ptr", "out_ptr"]
 
@@ -234,6 +237,26 @@ def test_check_candidate_changing_an_untouched_input_fails(tmp_path):
     x = next(t for t in r["runs"][0]["tensors"] if t["arg"] == "x_ptr")
     assert x["unchanged_by_original"] and x["mismatches"] > 0  # within 1e-4, but the original never wrote x
     assert not clean(r)
+
+
+AXPY_SKIP_IF_WRITTEN = '''@triton.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    prev = tl.load(out_ptr + offs, mask=mask, other=0.0)
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, _scale(x, alpha) + y, mask=mask & (prev == 0.0))'''
+
+
+def test_check_stale_output_run_catches_a_kernel_that_skips_what_looks_computed(tmp_path):
+    # right whenever the output starts zeroed; the stale runs start it holding the next seed's results
+    r = check(candidate(tmp_path, "axpy_kernel", AXPY_SKIP_IF_WRITTEN))
+    stale = [run for run in r["runs"] if run["source"] == "stale"]
+    assert len(stale) == 3
+    for run in stale:
+        out = next(t for t in run["tensors"] if t["arg"] == "out_ptr")
+        assert out["mismatches"] > 0, run
 
 
 def test_check_candidate_that_does_not_compile_is_a_run_error(tmp_path):

@@ -1,6 +1,9 @@
 // Tests for store/sqlite.hpp: the RAII wrapper over the SQLite C API.
 #include "store/sqlite.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace fs = std::filesystem;
 using kernelopt::store::Database;
@@ -51,6 +55,36 @@ TEST_F(SqliteTest, OpenAppliesPragmas) {
   EXPECT_EQ(pragma("foreign_keys"), "1");
   EXPECT_EQ(pragma("busy_timeout"), "10000");
   EXPECT_EQ(pragma("synchronous"), "1");  // NORMAL
+}
+
+TEST_F(SqliteTest, ManyProcessesOpeningANewStoreAtOnceAllGetWal) {
+  // runs starting together on a fresh workspace: each process switches the new file to WAL, and none
+  // may fail with "database is locked" (file locks are per process, so these are processes, not threads)
+  for (int round = 0; round < 20; ++round) {
+    const fs::path path = dir_ / ("new-" + std::to_string(round) + ".db");
+    std::vector<pid_t> children;
+    for (int c = 0; c < 6; ++c) {
+      const pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        int code = 0;
+        try {
+          Database db = Database::open(path);
+          Statement st = db.prepare("PRAGMA journal_mode");
+          code = st.step() && st.column_text(0) == "wal" ? 0 : 1;
+        } catch (const StoreError&) {
+          code = 2;
+        }
+        ::_exit(code);
+      }
+      children.push_back(pid);
+    }
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": status " << status;
+    }
+  }
 }
 
 TEST_F(SqliteTest, BindsAndReadsEveryType) {

@@ -277,6 +277,13 @@ TEST(VerifyCorrectnessGate, TwoSeedsAreTooFew) {
   EXPECT_TRUE(correctness_gate(check({run(0, {tensor("o")}), run(1, {tensor("o")})}), CorrectnessPolicy{2}).passed);
 }
 
+TEST(VerifyCorrectnessGate, StaleOutputRunMismatchFailsNamingIt) {
+  const Verdict v = correctness_gate(check({run(0, {tensor("o")}), run(1, {tensor("o")}), run(2, {tensor("o")}),
+                                            run(0, {tensor("o", 7)}, "stale")}));
+  EXPECT_FALSE(v.passed);
+  EXPECT_TRUE(contains(v.reason, "seed 0 (stale output)")) << v.reason;
+}
+
 TEST(VerifyCorrectnessGate, RunErrorFailsQuotingIt) {
   json bad = run(1, {});
   bad["error"] = "CUDA error: an illegal memory access was encountered";
@@ -335,6 +342,18 @@ TEST(VerifyModelGate, Float64FallbackFailsAtTwiceTheError) {
 TEST(VerifyModelGate, AbsoluteSlackCoversNearZeroBaselineError) {
   EXPECT_TRUE(model_gate(model_check({output(true), output(false, 0.0, 5e-8), output(true)})).passed);
   EXPECT_FALSE(model_gate(model_check({output(true), output(false, 0.0, 5e-7), output(true)})).passed);
+}
+
+TEST(VerifyModelGate, InfWhereFloat64IsFiniteFailsThoughTheFiniteErrorIsSmaller) {
+  // a candidate that turns a loss into +Inf: its error over finite elements is no worse, its specials are
+  json inf = output(false, 1e-6, 5e-7);
+  inf["ref_special_baseline"] = 0;
+  inf["ref_special_candidate"] = 2;
+  const Verdict v = model_gate(model_check({output(true), inf, output(true)}));
+  EXPECT_FALSE(v.passed);
+  EXPECT_TRUE(contains(v.reason, "seed 101 output 0: 2 NaN/Inf positions differ from float64")) << v.reason;
+  inf["ref_special_candidate"] = 0;  // as many as the baseline's: judged by the finite error alone
+  EXPECT_TRUE(model_gate(model_check({output(true), inf, output(true)})).passed);
 }
 
 TEST(VerifyModelGate, DifferenceWithoutReferenceFails) {

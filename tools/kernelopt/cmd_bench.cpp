@@ -1,21 +1,62 @@
 // `kernelopt bench DIR --out BENCH_DIR`: every problem under DIR through optimize; the field's aggregates.
+// `kernelopt bench --adversarial [DIR] --out DIR`: the adversarial suite, the gate that caught each case.
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "engine/adversarial.hpp"
 #include "engine/bench.hpp"
 #include "engine/optimize.hpp"
 
 namespace kernelopt::cli {
 
+namespace {
+
+/// Prints the table; exit status 1 when a case was not caught by its expected gate or a control did not pass.
+int run_adversarial(const engine::BenchOptions& b) {
+  engine::AdversarialOptions o;
+  o.dir = b.problems_dir.empty() ? std::filesystem::path("tests/adversarial") : b.problems_dir;
+  o.out_dir = b.out_dir;
+  o.filter = b.filter;
+  o.optimize = b.optimize;
+  auto result = engine::run_adversarial(o);
+  std::printf("%-28s %-12s %-13s %-6s %s\n", "case", "expected", "caught by", "result", "reason");
+  for (const auto& r : result["cases"]) {
+    std::string reason = r["reason"].get<std::string>();
+    if (reason.size() > 100) reason = reason.substr(0, 97) + "...";
+    std::printf("%-28s %-12s %-13s %-6s %s\n", r["case"].get<std::string>().c_str(),
+                r["expected"].get<std::string>().c_str(),
+                r["caught_by"].is_string() ? r["caught_by"].get<std::string>().c_str() : "-",
+                r["result"].get<std::string>().c_str(), reason.c_str());
+  }
+  const auto& s = result["summary"];
+  std::printf("%d cases tried: %d of %d adversarial caught by the expected gate, %d of %d control(s) passed, "
+              "%d skipped, %d failed (see %s)\n",
+              s["tried"].get<int>(), s["caught_as_expected"].get<int>(), s["adversarial_tried"].get<int>(),
+              s["controls_passed"].get<int>(), s["controls"].get<int>(), s["skipped"].get<int>(),
+              s["failed"].get<int>(), (o.out_dir / "adversarial.md").string().c_str());
+  return s["failed"].get<int>() > 0 ? 1 : 0;
+}
+
+}  // namespace
+
 Runner add_bench(CLI::App& app) {
   auto o = std::make_shared<engine::BenchOptions>();
   auto shard = std::make_shared<std::string>("1/1");
+  auto adversarial = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand("bench", "optimize every KernelBench-format problem under DIR and report the aggregates");
-  sub->add_option("dir", o->problems_dir, "directory of problem files (searched recursively)")->required();
+  sub->add_option("dir", o->problems_dir,
+                  "directory of problem files (searched recursively); with --adversarial, of cases.json (default "
+                  "tests/adversarial)");
+  sub->add_flag("--adversarial", *adversarial,
+                "run the adversarial cases of DIR through the real gates and print which gate caught each");
+  sub->add_option("--device", o->optimize.device, "torch device (cpu: Triton's interpreter; GPU-only cases skipped)")
+      ->capture_default_str();
+  sub->add_option("--timeout", o->optimize.request_timeout_s, "seconds one worker request may take")
+      ->capture_default_str()->check(CLI::Range(1, 86400));
   sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md, bench.html); rerun to resume")->required();
-  sub->add_option("--filter", o->filter, "only problems whose relative path contains this");
+  sub->add_option("--filter", o->filter, "only problems whose relative path (with --adversarial: cases whose name) contains this");
   sub->add_option("--level", o->level, "only problems under a level<N> directory")->check(CLI::Range(1, 9));
   sub->add_option("--shard", *shard, "i/n: this machine's share of the problems")->capture_default_str();
   sub->add_option("--workspace", o->optimize.workspace, "directory of the store shared by runs")->capture_default_str();
@@ -27,7 +68,9 @@ Runner add_bench(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(1, 100000));
   sub->add_option("--trials", o->optimize.gate_trials, "timed trials per series")
       ->capture_default_str()->check(CLI::Range(10, 100000));
-  return [o, shard] {
+  return [o, shard, adversarial] {
+    if (*adversarial) return run_adversarial(*o);
+    if (o->problems_dir.empty()) throw engine::UserError("bench: give the directory of problem files (see --help)");
     if (std::sscanf(shard->c_str(), "%d/%d", &o->shard_index, &o->shard_count) != 2) {
       throw engine::UserError(fmt::format("--shard {}: want i/n, e.g. 1/4", *shard));
     }

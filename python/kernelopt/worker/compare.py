@@ -71,3 +71,12 @@ def error_vs_reference(out, ref):
     d = (out.double() - ref.double()).abs()
     d = torch.where(torch.isfinite(d), d, torch.zeros_like(d))
     return float(d.max()) if d.numel() else 0.0
+
+
+def specials_vs_reference(out, ref):
+    """Elements whose NaN or +-Inf status differs from the reference's: error_vs_reference skips
+    non-finite elements, so an Inf where the reference is finite is counted here instead."""
+    o, r = out.double(), ref.double()
+    nan_bad = torch.isnan(o) != torch.isnan(r)
+    inf_bad = (torch.isinf(o) != torch.isinf(r)) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) != torch.sign(r)))
+    return int((nan_bad | inf_bad).sum())

@@ -262,7 +262,7 @@ def op_model_check(args):
     if _triton_input(args):
         return _standalone().op_model_check(args)
     from kernelopt.worker import kernels as K
-    from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
+    from kernelopt.worker.compare import compare_tensors, error_vs_reference, specials_vs_reference, tolerance_for
     from kernelopt.worker.session import flatten
     torch = _torch()
     s = _session(args)
@@ -287,13 +287,16 @@ def op_model_check(args):
             ev = compare_tensors(c, b, a, r)
             out = {"index": i, "matches_baseline": ev["mismatches"] == 0 and ev["nan_mismatches"] == 0
                    and ev["inf_mismatches"] == 0, "max_abs_diff": ev["max_abs_err"],
-                   "ref_err_baseline": None, "ref_err_candidate": None}
+                   "ref_err_baseline": None, "ref_err_candidate": None,
+                   "ref_special_baseline": None, "ref_special_candidate": None}
             if not out["matches_baseline"] and len(s.modules) == 1:
                 if ref is None:
                     ref = s.reference(seed)
                 if len(ref) == len(base_out) and ref[i].shape == b.shape:
                     out["ref_err_baseline"] = error_vs_reference(b, ref[i])
                     out["ref_err_candidate"] = error_vs_reference(c, ref[i])
+                    out["ref_special_baseline"] = specials_vs_reference(b, ref[i])
+                    out["ref_special_candidate"] = specials_vs_reference(c, ref[i])
             run["outputs"].append(out)
         runs.append(run)
     return {"runs": runs}

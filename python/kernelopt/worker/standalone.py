@@ -744,9 +744,82 @@ def op_profile(args):
             "bandwidth_gbps": _bandwidth(s.device), "versions": _versions()}
 
 
-def op_check(args):
-    """Gate 2 evidence: the candidate file's kernel vs the original on every recorded launch."""
+def _compare_launch(rec, expected, got, names, atol, rtol):
+    """Evidence per tensor argument of one launch: got vs expected, starting from rec's state."""
     from kernelopt.worker.compare import compare_tensors, tolerance_for
+    out = []
+    for (label, position, pre), (_, _, e), (_, _, g) in zip(
+            _tensors(rec.args, rec.kwargs, names), _tensors(expected.args, expected.kwargs, names),
+            _tensors(got.args, got.kwargs, names)):
+        if _same(e, pre):
+            # the original left it as it was: the candidate must too, bit for bit
+            ev = compare_tensors(g, e, 0.0, 0.0)
+            ev["unchanged_by_original"] = True
+        else:
+            a, r = tolerance_for(e.dtype, atol, rtol)
+            ev = compare_tensors(g, e, a, r)
+        ev["arg"] = label
+        ev["position"] = position
+        out.append(ev)
+    out.extend(_compare_outside_views(rec, expected, got, names))
+    return out
+
+
+def _compare_outside_views(rec, expected, got, names):
+    """Bit-for-bit evidence on the elements of each argument's storage that no tensor argument's view
+    covers (row padding, a tail past n): the original cannot reach them through its arguments' shapes,
+    so a candidate that writes there (a store past a row's end, a flag kept in the padding) differs."""
+    from kernelopt.worker.compare import compare_tensors
+    torch = _torch()
+    groups = {}  # storage -> [(label, pre, expected, got)]
+    for (label, _, pre), (_, _, e), (_, _, g) in zip(
+            _tensors(rec.args, rec.kwargs, names), _tensors(expected.args, expected.kwargs, names),
+            _tensors(got.args, got.kwargs, names)):
+        groups.setdefault(pre.untyped_storage().data_ptr(), []).append((label, pre, e, g))
+    out = []
+    for views in groups.values():
+        size = views[0][1].element_size()
+        if any(v[1].element_size() != size for v in views):
+            continue  # one storage seen as several element sizes: no common indexing
+        dtype, numel = views[0][1].dtype, views[0][1].untyped_storage().nbytes() // size
+        if any(v[1].is_contiguous() and v[1].storage_offset() == 0 and v[1].numel() == numel for v in views):
+            continue  # a view covers the whole storage: nothing outside
+        covered = torch.zeros(numel, dtype=torch.bool)
+        for _, pre, _, _ in views:
+            idx = torch.arange(numel).as_strided(pre.size(), pre.stride(), pre.storage_offset())
+            covered[idx.reshape(-1)] = True
+        outside = (~covered).nonzero().reshape(-1)
+        if outside.numel() == 0:
+            continue
+
+        def flat(t):
+            whole = torch.empty(0, dtype=dtype, device=t.device).set_(t.untyped_storage(), 0, (numel,))
+            return whole.cpu()[outside]
+
+        ev = compare_tensors(flat(views[0][3]), flat(views[0][2]), 0.0, 0.0)
+        ev["arg"] = f"{views[0][0]} (outside its view)"
+        ev["position"] = None
+        ev["unchanged_by_original"] = bool(_same(flat(views[0][2]), flat(views[0][1])))
+        out.append(ev)
+    return out
+
+
+def _stale_copy(rec, written, earlier, names):
+    """A copy of rec whose tensors the original writes hold an earlier call's results instead
+    (another seed's output of the same launch, where shape and dtype agree)."""
+    stale = rec.copy()
+    for (_, position, t), prior in zip(_tensors(stale.args, stale.kwargs, names), earlier):
+        if position in written and prior is not None and prior.shape == t.shape and prior.dtype == t.dtype:
+            t.copy_(prior)
+    return stale
+
+
+def op_check(args):
+    """Gate 2 evidence: the candidate file's kernel vs the original on every recorded launch, for each
+    seed ("model" runs); then each launch again with its output buffers holding another seed's
+    results ("stale" runs: an earlier call's answer left in place), where the candidate must still
+    produce what the original produces from that same state. The stale runs catch kernels that
+    skip work or keep part of a buffer when it already looks computed."""
     torch = _torch()
     s = get_session(args)
     name = args["kernel"]
@@ -758,6 +831,7 @@ def op_check(args):
     cand = _kernel_obj(_load_cached(cand_path), name, cand_path)
     names = _arg_names(base)
     runs = []
+    results, written = {}, {}  # (seed, launch) -> the original's tensors after it / positions it wrote
     for seed in s.seeds:
         for i, rec in enumerate(s.launches_of(seed, name)):
             run = {"seed": seed, "launch": i, "source": "model", "error": None, "tensors": []}
@@ -771,25 +845,35 @@ def op_check(args):
                 run["error"] = _error_line(exc)
                 runs.append(run)
                 continue
-            for (label, position, pre), (_, _, e), (_, _, g) in zip(
-                    _tensors(rec.args, rec.kwargs, names), _tensors(expected.args, expected.kwargs, names),
-                    _tensors(got.args, got.kwargs, names)):
-                if _same(e, pre):
-                    # the original left it as it was: the candidate must too, bit for bit
-                    ev = compare_tensors(g, e, 0.0, 0.0)
-                    ev["unchanged_by_original"] = True
-                else:
-                    a, r = tolerance_for(e.dtype, atol, rtol)
-                    ev = compare_tensors(g, e, a, r)
-                ev["arg"] = label
-                ev["position"] = position
-                run["tensors"].append(ev)
+            run["tensors"] = _compare_launch(rec, expected, got, names, atol, rtol)
+            results[(seed, i)] = [t for _, _, t in _tensors(expected.args, expected.kwargs, names)]
+            written[(seed, i)] = {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
+            runs.append(run)
+    seeds = list(s.seeds)
+    for k, seed in enumerate(seeds):
+        other = seeds[(k + 1) % len(seeds)]
+        for i, rec in enumerate(s.launches_of(seed, name)):
+            if other == seed or (seed, i) not in results or (other, i) not in results or not written[(seed, i)]:
+                continue
+            run = {"seed": seed, "launch": i, "source": "stale", "stale_from_seed": other, "error": None, "tensors": []}
+            start = _stale_copy(rec, written[(seed, i)], results[(other, i)], names)
+            expected, got = start.copy(), start.copy()
+            try:
+                with torch.no_grad():
+                    expected.run(base)
+                    got.run(cand)
+                _sync(s.device)
+            except Exception as exc:
+                run["error"] = _error_line(exc)
+                runs.append(run)
+                continue
+            run["tensors"] = _compare_launch(start, expected, got, names, atol, rtol)
             runs.append(run)
     return {"atol": atol, "rtol": rtol, "runs": runs}
 
 
 def _model_runs(s, cand_mod, atol, rtol):
-    from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
+    from kernelopt.worker.compare import compare_tensors, error_vs_reference, specials_vs_reference, tolerance_for
     torch = _torch()
     runs = []
     for seed in s.seeds:
@@ -813,7 +897,8 @@ def _model_runs(s, cand_mod, atol, rtol):
             ev = compare_tensors(c, b, a, r)
             out = {"index": i, "matches_baseline": ev["mismatches"] == 0 and ev["nan_mismatches"] == 0
                    and ev["inf_mismatches"] == 0, "max_abs_diff": ev["max_abs_err"],
-                   "ref_err_baseline": None, "ref_err_candidate": None}
+                   "ref_err_baseline": None, "ref_err_candidate": None,
+                   "ref_special_baseline": None, "ref_special_candidate": None}
             if not out["matches_baseline"] and s.has_reference:
                 try:
                     if ref is None:
@@ -821,6 +906,8 @@ def _model_runs(s, cand_mod, atol, rtol):
                     if len(ref) == len(base_out) and ref[i].shape == b.shape:
                         out["ref_err_baseline"] = error_vs_reference(b, ref[i])
                         out["ref_err_candidate"] = error_vs_reference(c, ref[i])
+                        out["ref_special_baseline"] = specials_vs_reference(b, ref[i])
+                        out["ref_special_candidate"] = specials_vs_reference(c, ref[i])
                 except Exception as exc:
                     out["reference_error"] = _error_line(exc)
             run["outputs"].append(out)
@@ -886,15 +973,25 @@ def op_parse(args):
 
 
 def op_compile(args):
-    """Load a candidate file and, on a GPU, compile its kernels for the recorded arguments of their first
-    launch (the session of the request's problem, else the one this worker holds)."""
+    """Load a candidate file and compile its kernels for the recorded arguments of their first launch
+    (the session of the request's problem, else the one this worker holds); under the interpreter,
+    which compiles nothing, run each once on a copy of those arguments instead."""
     path = args["module_path"]
     mod = _load_cached(path)
     names = args.get("kernels") or [k["name"] for k in parse_file(_read(path))["kernels"]]
     objs = {n: _kernel_obj(mod, n, path) for n in names}
-    if interpreting():
-        return {"compiled": True}
     s = get_session(args) if args.get("problem") else next(iter(_SESSIONS.values()), None)
+    if interpreting():
+        # the interpreter compiles nothing: a kernel's errors (unknown tl functions, non-constexpr
+        # shapes) show when it first runs, so run each once on a copy of its first launch's arguments
+        if s is not None:
+            torch = _torch()
+            for n, obj in objs.items():
+                first = next((l for l in s.launches[s.seeds[0]] if l.kernel == n), None)
+                if first is not None:
+                    with torch.no_grad():
+                        first.copy().run(obj)
+        return {"compiled": True}
     if s is not None:
         for n, obj in objs.items():
             first = next((l for l in s.launches[s.seeds[0]] if l.kernel == n), None)

@@ -1,0 +1,279 @@
+// The adversarial suite: cases through the real engine, the gate that caught each. See adversarial.hpp.
+#include "engine/adversarial.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agents/answer.hpp"
+#include "agents/llm_session.hpp"
+#include "engine/optimize.hpp"
+#include "store/store.hpp"
+#include "util/fs.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kernelopt::engine {
+namespace {
+
+const std::set<std::string> kExpected = {"static",      "compile",     "correctness", "model",
+                                         "performance", "timeout",     "worker-crash", "passed"};
+
+struct Case {
+  std::string name, target, expected, why, group, marker;
+  bool gpu_only = false;
+};
+
+std::string text_at(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j[key].is_string() || j[key].get<std::string>().empty()) {
+    throw UserError(fmt::format("{}: \"{}\" must be a non-empty string", where, key));
+  }
+  return j[key].get<std::string>();
+}
+
+/// The case's answer with its notes prefixed by "[case NAME] ", so its candidate can be found in the store.
+std::string tagged_answer(const fs::path& file, const std::string& name) {
+  const std::string text = util::read_file(file);
+  std::string out;
+  int python = 0, json_blocks = 0;
+  for (const auto& b : agents::fenced_blocks(text)) {
+    if (b.info == "json") {
+      json meta = json::parse(b.text, nullptr, false);
+      if (!meta.is_object()) throw UserError(fmt::format("{}: the json block does not parse", file.string()));
+      meta["notes"] = fmt::format("[case {}] {}", name, meta.value("notes", ""));
+      out += "```json\n" + meta.dump() + "\n```\n";
+      ++json_blocks;
+    } else {
+      out += "```python\n" + b.text + "```\n";
+      ++python;
+    }
+  }
+  if (python != 1 || json_blocks != 1) {
+    throw UserError(fmt::format("{}: want one python block and one json block, found {} and {}", file.string(), python,
+                                json_blocks));
+  }
+  return out;
+}
+
+json row_of(const Case& c) {
+  return {{"case", c.name}, {"target", c.target}, {"expected", c.expected}, {"why", c.why}, {"group", c.group},
+          {"caught_by", nullptr}, {"gate", nullptr}, {"reason", ""}, {"result", "FAIL"}, {"run", nullptr}};
+}
+
+/// Fills the rows of one run's cases from the store: each case's first failing verdict, or "passed".
+void read_verdicts(const fs::path& db, const fs::path& run_out, std::map<std::string, json*>& rows) {
+  store::Store st = store::Store::open(db);
+  auto run = st.latest_run_for_out_dir(run_out.string());
+  if (!run) return;
+  for (const auto& cand : st.candidates(run->id)) {
+    const std::string notes = cand.meta.is_object() ? cand.meta.value("notes", "") : "";
+    if (notes.rfind("[case ", 0) != 0) continue;
+    const std::string name = notes.substr(6, notes.find(']') - 6);
+    auto it = rows.find(name);
+    if (it == rows.end()) continue;
+    json& row = *it->second;
+    auto verdicts = st.verdicts(cand.id);
+    auto failed = std::find_if(verdicts.begin(), verdicts.end(), [](const auto& v) { return !v.passed; });
+    if (failed != verdicts.end()) {
+      row["gate"] = failed->gate;
+      row["caught_by"] = caught_by(failed->gate, failed->reason);
+      row["reason"] = failed->reason;
+    } else if (!verdicts.empty() && (cand.status == "passed" || cand.status == "kept")) {
+      row["gate"] = "all";
+      row["caught_by"] = "passed";
+      row["reason"] = verdicts.back().reason;
+    }
+  }
+}
+
+std::string cell(std::string s) {
+  std::replace(s.begin(), s.end(), '|', '/');
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
+}
+
+}  // namespace
+
+std::string caught_by(const std::string& gate, const std::string& reason) {
+  if (reason.rfind("worker timeout", 0) == 0) return "timeout";
+  if (reason.rfind("worker crashed", 0) == 0) return "worker-crash";
+  if (gate == "static" && reason.rfind("compile error", 0) == 0) return "compile";
+  return gate;
+}
+
+json run_adversarial(const AdversarialOptions& o) {
+  const fs::path manifest_path = o.dir / "cases.json";
+  if (!fs::is_regular_file(manifest_path)) throw UserError(fmt::format("{}: no such file", manifest_path.string()));
+  const json manifest = json::parse(util::read_file(manifest_path), nullptr, false);
+  if (!manifest.is_object() || !manifest.contains("cases") || !manifest["cases"].is_array() ||
+      !manifest.contains("targets") || !manifest["targets"].is_object()) {
+    throw UserError(manifest_path.string() + ": want a JSON object with \"targets\" and \"cases\"");
+  }
+  const json groups = manifest.value("groups", json::object());
+  if (!groups.is_object()) throw UserError(manifest_path.string() + ": \"groups\" must be an object");
+  for (const auto& [name, g] : groups.items()) {
+    if (!g.is_object() || (g.contains("timeout_s") && (!g["timeout_s"].is_number_integer() || g["timeout_s"].get<int>() < 1))) {
+      throw UserError(fmt::format("{}: group {}: want an object whose \"timeout_s\" is a positive integer",
+                                  manifest_path.string(), name));
+    }
+  }
+  std::vector<Case> cases;
+  std::set<std::string> names;
+  for (const auto& j : manifest["cases"]) {
+    const std::string where = fmt::format("{}: case {}", manifest_path.string(), j.dump().substr(0, 60));
+    Case c;
+    c.name = text_at(j, "name", where);
+    c.target = text_at(j, "target", where);
+    c.expected = text_at(j, "expected", where);
+    c.why = text_at(j, "why", where);
+    c.group = j.value("group", "main");
+    c.marker = j.value("marker", "");
+    c.gpu_only = j.value("gpu_only", false);
+    if (!kExpected.count(c.expected)) throw UserError(fmt::format("{}: unknown expected gate '{}'", where, c.expected));
+    if (!manifest["targets"].contains(c.target)) throw UserError(fmt::format("{}: unknown target '{}'", where, c.target));
+    if (!names.insert(c.name).second) throw UserError(fmt::format("{}: case {} appears twice", manifest_path.string(), c.name));
+    if (!fs::is_regular_file(o.dir / "cases" / (c.name + ".txt"))) {
+      throw UserError(fmt::format("{}: no such file", (o.dir / "cases" / (c.name + ".txt")).string()));
+    }
+    if (o.filter.empty() || c.name.find(o.filter) != std::string::npos) cases.push_back(c);
+  }
+  if (cases.empty()) throw UserError(fmt::format("{}: no case selected", manifest_path.string()));
+
+  util::ensure_dir(o.out_dir);
+  const fs::path out = fs::absolute(o.out_dir);
+  const fs::path workspace = out / "workspace";
+  std::vector<json> rows;
+  rows.reserve(cases.size());
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> batches;  // (target, group) -> case indices
+  const bool on_cpu = o.optimize.device == "cpu";
+  for (const auto& c : cases) {
+    rows.push_back(row_of(c));
+    if (c.gpu_only && on_cpu) {
+      rows.back()["result"] = "SKIP";
+      rows.back()["reason"] = "needs a GPU (a race, another stream or an illegal address the interpreter cannot show)";
+      continue;
+    }
+    if (!c.marker.empty()) {
+      std::error_code ec;
+      fs::remove(c.marker, ec);  // a marker from an earlier invocation must not count against this one
+    }
+    batches[{c.target, c.group}].push_back(rows.size() - 1);
+  }
+
+  int runs = 0;
+  for (const auto& [key, members] : batches) {
+    const auto& [target, group] = key;
+    const json& t = manifest["targets"][target];
+    const size_t chunks = (members.size() + agents::kMaxCandidates - 1) / agents::kMaxCandidates;
+    for (size_t k = 0; k < chunks; ++k) {
+      std::vector<size_t> chunk;
+      for (size_t i = k; i < members.size(); i += chunks) chunk.push_back(members[i]);  // balanced, in order
+      const std::string label = fmt::format("{}-{}-{}", target, group, k);
+      const fs::path relay = out / "relay" / label, run_out = out / "runs" / label;
+      util::ensure_dir(relay / "answers");
+      std::string answer = "Adversarial cases (kernelopt bench --adversarial), one candidate each.\n";
+      std::map<std::string, json*> by_name;
+      for (size_t n = 0; n < chunk.size(); ++n) {
+        json& row = rows[chunk[n]];
+        const std::string name = row["case"];
+        answer += fmt::format("\n### Candidate {} ({})\n", n + 1, name);
+        answer += tagged_answer(o.dir / "cases" / (name + ".txt"), name);
+        row["run"] = label;
+        by_name[name] = &row;
+      }
+      const std::string kernel = t.value("kernel", "");
+      util::write_file_atomic(relay / "answers" / fmt::format("coder.{}.0.txt", kernel), answer);
+
+      OptimizeOptions po = o.optimize;
+      po.problem = o.dir / t.value("file", "");
+      po.out_dir = run_out;
+      po.workspace = workspace;
+      po.input_kind = "triton";
+      po.coder_candidates = static_cast<int>(chunk.size());
+      po.budget = static_cast<int>(chunk.size());
+      po.repair_rounds = 0;
+      po.resume = false;
+      if (groups.contains(group) && groups[group].contains("timeout_s")) {
+        po.request_timeout_s = groups[group]["timeout_s"].get<int>();
+      }
+      po.llm = agents::llm_config_from_json(
+          {{"agents", {{"coder", "relay:" + relay.string()}}}, {"replay", false}});
+      spdlog::info("=== adversarial run {}: {} case(s), request timeout {} s", label, chunk.size(), po.request_timeout_s);
+      ++runs;
+      std::string error;
+      try {
+        optimize(po);
+      } catch (const std::exception& e) {  // the run's failure is each case's; the other runs go on
+        error = e.what();
+        spdlog::error("  {}: {}", label, error);
+      }
+      if (fs::exists(workspace / "store.db")) read_verdicts(workspace / "store.db", run_out, by_name);
+      for (auto& [name, row] : by_name) {
+        if (row->at("caught_by").is_null()) {
+          row->at("reason") = error.empty() ? "no verdict recorded for this case" : "the run failed: " + error;
+        }
+      }
+    }
+  }
+
+  int caught = 0, failed = 0, skipped = 0, markers = 0, controls = 0, controls_passed = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    json& r = rows[i];
+    if (r["result"] == "SKIP") {
+      ++skipped;
+      continue;
+    }
+    const bool control = r["expected"] == "passed";
+    controls += control ? 1 : 0;
+    bool ok = r["caught_by"].is_string() && r["caught_by"] == r["expected"];
+    if (!cases[i].marker.empty() && fs::exists(cases[i].marker)) {
+      ok = false;
+      ++markers;
+      r["reason"] = fmt::format("HOST CODE RAN: {} exists; {}", cases[i].marker, r["reason"].get<std::string>());
+    }
+    r["result"] = ok ? "PASS" : "FAIL";
+    if (ok && control) ++controls_passed;
+    if (ok && !control) ++caught;
+    if (!ok) ++failed;
+  }
+  const int tried = static_cast<int>(rows.size()) - skipped;
+  json result = {{"cases", rows},
+                 {"summary",
+                  {{"cases", static_cast<int>(rows.size())}, {"tried", tried}, {"skipped", skipped},
+                   {"adversarial_tried", tried - controls}, {"caught_as_expected", caught}, {"controls", controls},
+                   {"controls_passed", controls_passed}, {"failed", failed}, {"host_code_markers", markers},
+                   {"runs", runs}, {"device", o.optimize.device}}},
+                 {"method", "each case is one candidate of a scripted Coder answer (relay provider) in an "
+                            "optimize-kernel run of its target; caught_by is the gate of its first failing verdict "
+                            "in the store"}};
+  util::write_file_atomic(o.out_dir / "adversarial.json", result.dump(1) + "\n");
+  util::write_file_atomic(o.out_dir / "adversarial.md", adversarial_markdown(result));
+  return result;
+}
+
+std::string adversarial_markdown(const json& result) {
+  const json& s = result["summary"];
+  std::string md = "# kernelopt adversarial suite\n\n";
+  md += fmt::format("{} cases on {}: {} tried ({} adversarial, {} caught by the expected gate; {} control(s), {} "
+                    "passed), {} skipped, {} failed, {} host-code marker(s) found, {} engine runs.\n\n",
+                    s["cases"].get<int>(), s["device"].get<std::string>(), s["tried"].get<int>(),
+                    s["adversarial_tried"].get<int>(), s["caught_as_expected"].get<int>(), s["controls"].get<int>(),
+                    s["controls_passed"].get<int>(), s["skipped"].get<int>(), s["failed"].get<int>(),
+                    s["host_code_markers"].get<int>(), s["runs"].get<int>());
+  md += "| case | target | expected gate | caught by | result | reason |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : result["cases"]) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r["case"].get<std::string>(), r["target"].get<std::string>(),
+                      r["expected"].get<std::string>(),
+                      r["caught_by"].is_string() ? r["caught_by"].get<std::string>() : std::string("-"),
+                      r["result"].get<std::string>(), cell(r["reason"].get<std::string>()));
+  }
+  return md;
+}
+
+}  // namespace kernelopt::engine
