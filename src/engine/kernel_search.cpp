@@ -53,6 +53,16 @@ json trimmed(const json& evidence) {
   return json(text.substr(0, 4000) + " ...(truncated)");
 }
 
+/// The num_warps/num_stages of a config (a standalone kernel's block sizes are its launcher's).
+json launch_only(const json& config) {
+  json out = json::object();
+  if (!config.is_object()) return out;
+  for (const char* k : {"num_warps", "num_stages"}) {
+    if (config.contains(k)) out[k] = config[k];
+  }
+  return out;
+}
+
 /// A candidate under evaluation: a launch config of the original kernel (Tuner)
 /// or an LLM-written kernel with its meta-parameters (Coder, Repairer).
 struct Candidate {
@@ -116,6 +126,10 @@ class KernelSearch {
     return "(cdiv(xnumel, XBLOCK), 1, 1)";
   }
   bool llm_on(agents::Role role) const { return ctx_.llm != nullptr && ctx_.llm->enabled(role); }
+  /// The current launch config as a label; a standalone kernel's without its (fixed) block sizes.
+  std::string baseline_label() const {
+    return artifact::LaunchConfig::from_json(module_.input_kind == "triton" ? launch_only(tunable_) : tunable_).label();
+  }
   int left() const { return budget_ - used_; }
 
   /// Composes the candidate's source, records it, and runs gate 1 (and compilation).
@@ -144,6 +158,7 @@ class KernelSearch {
   const artifact::Module& module_;
   const artifact::Kernel& kernel_;
   json baseline_, tunable_, kernel_json_, orig_facts_;
+  std::string original_text_;  ///< what the candidate is compared with in gate 1 (see run())
   int budget_ = 0, used_ = 0;
   agents::KernelTask task_;
   report::KernelOutcome out_;
@@ -258,7 +273,9 @@ bool KernelSearch::reuse(Candidate& c) {
 bool KernelSearch::prepare(Candidate& c) {
   try {
     if (c.code.empty()) {
-      c.kernel_source = artifact::kernel_source_with_config(module_, kernel_, artifact::LaunchConfig::from_json(c.config));
+      const auto cfg = artifact::LaunchConfig::from_json(c.config);
+      c.kernel_source = module_.input_kind == "triton" ? artifact::standalone_with_config(module_, kernel_, cfg)
+                                                       : artifact::kernel_source_with_config(module_, kernel_, cfg);
     } else {
       // where the answer's functions are: ast facts of the answer alone (it is never run here)
       worker::Reply facts = ctx_.ask("analyze", {{"source", c.code}});
@@ -306,8 +323,13 @@ bool KernelSearch::prepare(Candidate& c) {
   if (!inserted && (stored.status == "passed" || stored.status == "kept") && reuse(c)) return false;
   ++used_;
   // Gate 1: static validation of the source, then (only then) compilation.
-  // a standalone kernel keeps the user's own decorators (autotune, heuristics): the gate judges what the model wrote
-  json analyze_args = {{"source", module_.input_kind == "triton" ? c.code : c.kernel_source}};
+  // A standalone kernel keeps the user's own decorators (autotune, heuristics): the gate judges what the model
+  // wrote, or for a launch config the user's kernel itself under the engine's one-line decorator, which holds
+  // two integers standalone_with_config checked (never model-written text).
+  const bool standalone_config = module_.input_kind == "triton" && c.code.empty();
+  json analyze_args = {{"source", module_.input_kind != "triton" ? c.kernel_source
+                                  : standalone_config            ? original_text_
+                                                                 : c.code}};
   if (!c.grid.empty()) {
     analyze_args["grid"] = c.grid;
     json names = json::array();
@@ -319,6 +341,7 @@ bool KernelSearch::prepare(Candidate& c) {
   worker::Reply facts = ctx_.ask("analyze", analyze_args);
   if (!facts.ok()) return record(c, worker_failure("static", facts));
   verify::Verdict v = verify::static_gate(facts.result, orig_facts_);
+  if (standalone_config) v.evidence["engine_decorator"] = c.kernel_source.substr(0, c.kernel_source.find('\n'));
   if (v.passed) {
     json compile_args = ctx_.base_args;
     compile_args["module_path"] = c.module_path;
@@ -461,11 +484,10 @@ std::vector<Candidate> KernelSearch::tuner_candidates(const std::string& code, c
 report::KernelOutcome KernelSearch::run() {
   out_.status = "kept baseline";
   // what the candidate is compared with: for a standalone kernel, its function under a plain @triton.jit
-  const std::string original_text =
-      module_.input_kind == "triton"
-          ? "@triton.jit\n" + module_.source.substr(kernel_.function.begin, kernel_.function.size())
-          : module_.kernel_source(kernel_);
-  worker::Reply orig = ctx_.ask("analyze", {{"source", original_text}});
+  const bool standalone = module_.input_kind == "triton";
+  original_text_ = standalone ? "@triton.jit\n" + module_.source.substr(kernel_.function.begin, kernel_.function.size())
+                              : module_.kernel_source(kernel_);
+  worker::Reply orig = ctx_.ask("analyze", {{"source", original_text_}});
   if (!orig.ok()) throw UserError("cannot analyze the original kernel: " + orig.error);
   orig_facts_ = orig.result;
   const auto& o = ctx_.options;
@@ -477,30 +499,48 @@ report::KernelOutcome KernelSearch::run() {
     spdlog::info("  {}: asking the Coder for {} candidate(s)", kernel_.name, n);
     for (auto& c : answers_to_candidates(ask_coder(ctx_, task_, n), "coder", 0)) first.push_back(std::move(c));
   }
-  if (module_.input_kind != "triton") {
+  // A standalone kernel's launch config is tuned only where the user's code does not choose it (autotune,
+  // heuristics); its block sizes stay the launcher's, so only num_warps/num_stages change.
+  const std::string untunable = standalone ? artifact::standalone_untunable(kernel_) : std::string();
+  if (!untunable.empty()) {
+    spdlog::info("  {}: no launch configs to try: {}", kernel_.name, untunable);
+  } else {
     std::vector<json> configs;
-    if (llm_on(agents::Role::tuner)) configs = ask_tuner(ctx_, task_, std::max(1, left() - static_cast<int>(first.size())));
+    const int room = left() - static_cast<int>(first.size());
+    if (llm_on(agents::Role::tuner)) {
+      agents::KernelTask task = task_;
+      if (standalone) {  // the LLM Tuner is asked for num_warps/num_stages only
+        task.constexprs.clear();
+        task.current_config = launch_only(tunable_);
+      }
+      configs = ask_tuner(ctx_, task, std::max(1, room));
+    }
     std::vector<Candidate> tuned;
     if (configs.empty()) {
-      tuned = tuner_candidates("", tunable_, "tuner", left() - static_cast<int>(first.size()));
+      tuned = tuner_candidates("", tunable_, "tuner", room);
     } else {
       for (const auto& cfg : configs) {
         Candidate c;
         c.origin = "tuner";
-        c.config = cfg;
+        c.config = standalone ? launch_only(cfg) : cfg;
         tuned.push_back(std::move(c));
       }
     }
     if (baseline_.is_null()) spdlog::info("  {}: the launcher reported no configuration to tune from", kernel_.name);
     spdlog::info("  {}: {} config(s) to screen (baseline {})", kernel_.name, tuned.size(),
-                 tunable_.empty() ? std::string("?") : artifact::LaunchConfig::from_json(tunable_).label());
+                 tunable_.empty() ? std::string("?") : baseline_label());
     for (auto& c : tuned) first.push_back(std::move(c));
   }
   if (first.empty()) {
-    out_.why = module_.input_kind == "triton"
-                   ? "no candidate: the offline agents do not rewrite standalone kernels; configure an LLM (--llm)"
-                   : fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel_.kind,
-                                 fmt::join(kernel_.constexprs, ", "));
+    if (!untunable.empty()) {
+      out_.why = fmt::format("no candidate: the Tuner leaves {} alone ({}){}", kernel_.name, untunable,
+                             llm_on(agents::Role::coder) ? "" : "; configure an LLM (--llm) to rewrite it");
+    } else if (standalone) {
+      out_.why = "no candidate: no launch config to try besides the launcher's";
+    } else {
+      out_.why = fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel_.kind,
+                             fmt::join(kernel_.constexprs, ", "));
+    }
     return out_;
   }
   evaluate(std::move(first));
@@ -528,6 +568,8 @@ report::KernelOutcome KernelSearch::run() {
   auto best_it = std::max_element(passed_.begin(), passed_.end(), [&](const Candidate& a, const Candidate& b) {
     return speedup_of(a) < speedup_of(b);
   });
+  // (not for a standalone kernel: its candidates keep the user's decorators, and pinning a config on an
+  // LLM-written function is not done yet)
   if (best_it != passed_.end() && !best_it->code.empty() && module_.input_kind != "triton" && left() > 0) {
     Candidate best = *best_it;
     spdlog::info("  {}: tuning the launch config of {}", kernel_.name, best.label());
@@ -555,8 +597,7 @@ report::KernelOutcome KernelSearch::run() {
   out_.kernel_speedup = estimate_of(*best);
   out_.after_ms = out_.kernel_speedup.candidate_median;
   out_.why = best->code.empty()
-                 ? fmt::format("launch config {} (was {})", best->label(),
-                               artifact::LaunchConfig::from_json(tunable_).label())
+                 ? fmt::format("launch config {} (was {})", best->label(), baseline_label())
                  : fmt::format("rewritten by the {} ({}){}", best->origin == "llm-tuner" ? "Coder, then tuned" : best->origin,
                                best->label(), best->notes.empty() ? "" : ": " + best->notes);
   return out_;
