@@ -1,6 +1,7 @@
 #include "agents/tuner.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -108,6 +109,52 @@ Space persistent_reduction(const json& kernel, std::int64_t r0) {
   return s;
 }
 
+// Warps of a standalone kernel: up to 32 (1024 threads, the CUDA block limit);
+// software pipelining depth: 1 to 4 is the useful range for loops over loads.
+const std::vector<std::int64_t> kStandaloneWarps = {1, 2, 4, 8, 16, 32};
+const std::vector<std::int64_t> kStandaloneStages = {1, 2, 3, 4};
+
+bool is_block_name(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  return name.find("BLOCK") != std::string::npos || name.find("RDIM") != std::string::npos;
+}
+
+// Elements one program of a standalone kernel holds: the product of the current
+// power-of-two block constexprs; 0 when none is known.
+std::int64_t standalone_tile(const json& kernel, const json& current) {
+  if (!current.is_object() || !kernel.contains("constexprs") || !kernel["constexprs"].is_array()) return 0;
+  std::int64_t tile = 0;
+  for (const json& c : kernel["constexprs"]) {
+    if (!c.is_string() || !is_block_name(c.get<std::string>())) continue;
+    auto it = current.find(c.get<std::string>());
+    if (it == current.end() || !it->is_number_integer() || it->is_boolean()) continue;
+    const std::int64_t v = it->get<std::int64_t>();
+    if (v < 1 || (v & (v - 1)) != 0) continue;
+    tile = tile == 0 ? v : std::min<std::int64_t>(tile * v, std::int64_t{1} << 40);
+  }
+  return tile;
+}
+
+Space standalone(const json& kernel, const json& current) {
+  Space s{{"num_warps", "num_stages"}, {}};
+  const std::int64_t tile = standalone_tile(kernel, current);
+  const auto loops = kernel.find("num_loops");
+  std::vector<std::int64_t> stages = kStandaloneStages;
+  if (loops != kernel.end() && loops->is_number_integer() && loops->get<std::int64_t>() == 0) {
+    // no loop to pipeline: keep the current depth (read as tuner_space reads it: 1 when absent)
+    std::int64_t now = 1;
+    if (current.is_object()) {
+      const auto it = current.find("num_stages");
+      if (it != current.end() && it->is_number_integer()) now = it->get<std::int64_t>();
+    }
+    stages = {now};
+  }
+  for (std::int64_t w : kStandaloneWarps)
+    if (tile == 0 || w <= std::max<std::int64_t>(1, tile / kWarpSize))
+      for (std::int64_t st : stages) add(s, {w, st});
+  return s;
+}
+
 std::vector<std::string> string_list(const json& j) {
   std::vector<std::string> out;
   if (j.is_array())
@@ -122,9 +169,10 @@ bool same_set(std::vector<std::string> a, std::vector<std::string> b) {
   return a == b;
 }
 
-Space space_for(const json& kernel) {
+Space space_for(const json& kernel, const json& current) {
   if (!kernel.is_object()) return {};
   const std::string kind = kernel.value("kind", std::string());
+  if (kind == "triton_jit") return standalone(kernel, current);
   const std::vector<std::string> cx = string_list(kernel.value("constexprs", json::array()));
   if (kind == "pointwise" && cx == std::vector<std::string>{"XBLOCK"}) return pointwise_1d(kernel);
   if (kind == "pointwise" && same_set(cx, {"XBLOCK", "YBLOCK"})) return pointwise_2d(kernel, cx);
@@ -159,7 +207,7 @@ double log2_step(std::int64_t from, std::int64_t to) {
 
 std::vector<json> tuner_space(const json& kernel, const json& current_config, int max_configs) {
   if (max_configs <= 0) return {};
-  const Space space = space_for(kernel);
+  const Space space = space_for(kernel, current_config);
 
   std::vector<std::int64_t> current;
   for (const std::string& name : space.names) current.push_back(current_value(current_config, name));

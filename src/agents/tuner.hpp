@@ -22,6 +22,13 @@
 ///   - pointwise, constexprs {XBLOCK, YBLOCK}
 ///   - reduction, constexprs {XBLOCK, R0_BLOCK}
 ///   - persistent_reduction, constexprs [XBLOCK] with fixed_constexprs.R0_BLOCK
+///   - triton_jit (a standalone kernel): only "num_warps" and "num_stages" (its
+///     block sizes are its launcher's and stay). num_warps in {1, ..., 32}, at
+///     most one warp per 32 elements of the tile when the tile is known (the
+///     product of current_config's power-of-two values for constexprs named
+///     *BLOCK* or *RDIM*); num_stages in {1, 2, 3, 4} only for a kernel with
+///     loops (num_loops > 0, or -1 = not counted): without one it changes
+///     nothing, so current_config's num_stages is kept.
 #pragma once
 
 #include <vector>

@@ -52,6 +52,9 @@ struct Kernel {
   std::map<std::string, std::int64_t> fixed_constexprs;  // constexprs assigned in the body
   std::string graph_fragment;
   int num_load = 0, num_store = 0, num_reduction = 0;
+  int num_loops = -1;                     // for/while loops in the kernel function; -1 = not counted (Inductor)
+  std::vector<std::string> decorators;    // standalone kernels: dotted decorator names, outermost first
+                                          // ("triton.autotune", "triton.jit"; "" where not a dotted name)
   bool operator==(const Kernel&) const = default;
 };
 

@@ -93,6 +93,8 @@ Kernel kernel_from_json(const json& j, const std::string& source) {
   k.num_load = field<int>(j, "num_load", where);
   k.num_store = field<int>(j, "num_store", where);
   k.num_reduction = field<int>(j, "num_reduction", where);
+  if (j.contains("num_loops") && !j["num_loops"].is_null()) k.num_loops = field<int>(j, "num_loops", where);
+  k.decorators = strings_or_empty(j, "decorators", where);
   std::string_view text = std::string_view(source).substr(k.source.begin, k.source.size());
   if (util::sha256_hex(text) != k.source_hash) {
     throw ArtifactError(where + ": source_hash does not match the text at source_span");
@@ -218,6 +220,8 @@ json to_json(const Module& m) {
                        {"num_load", k.num_load},
                        {"num_store", k.num_store},
                        {"num_reduction", k.num_reduction}});
+    if (k.num_loops >= 0) kernels.back()["num_loops"] = k.num_loops;
+    if (!k.decorators.empty()) kernels.back()["decorators"] = k.decorators;
   }
   json launches = json::array();
   for (const Launch& l : m.launches) {

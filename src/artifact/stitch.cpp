@@ -166,6 +166,67 @@ std::string standalone_candidate(const Module& module, const Kernel& kernel, con
   return out;
 }
 
+namespace {
+
+// `@triton.jit` -> "triton."; "" for a decorator that is not `<module>.jit`.
+std::string jit_module_prefix(const std::string& decorator) {
+  const std::string suffix = ".jit";
+  if (decorator.size() <= suffix.size() || decorator.compare(decorator.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return "";
+  return decorator.substr(0, decorator.size() - 3);
+}
+
+// The last dotted component: "triton.autotune" -> "autotune".
+std::string leaf(const std::string& dotted) {
+  const auto dot = dotted.rfind('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+}  // namespace
+
+std::string standalone_untunable(const Kernel& kernel) {
+  if (kernel.decorators.empty()) return "its decorators were not recorded";
+  for (const auto& d : kernel.decorators) {
+    const std::string name = leaf(d);
+    if (name == "autotune" || name == "heuristics") {
+      return "it is under @" + d + ": the user's own code chooses its launch config";
+    }
+  }
+  if (kernel.decorators.size() > 1) {
+    std::string others;
+    for (std::size_t i = 0; i + 1 < kernel.decorators.size(); ++i) {
+      others += (others.empty() ? "@" : ", @") + (kernel.decorators[i].empty() ? "<expression>" : kernel.decorators[i]);
+    }
+    return "it has decorators besides its @triton.jit (" + others + ")";
+  }
+  if (jit_module_prefix(kernel.decorators.back()).empty()) {
+    return "its decorator @" + kernel.decorators.back() + " is not @<module>.jit (e.g. @triton.jit), so the engine "
+           "has no module name to pin the launch config with";
+  }
+  return "";
+}
+
+std::string standalone_with_config(const Module& module, const Kernel& kernel, const LaunchConfig& cfg) {
+  if (const std::string why = standalone_untunable(kernel); !why.empty()) {
+    throw ArtifactError("kernel " + kernel.name + ": launch config not tunable: " + why);
+  }
+  if (!cfg.blocks.empty()) {
+    throw ArtifactError("kernel " + kernel.name + ": a standalone kernel's block sizes are its launcher's; "
+                        "only num_warps and num_stages can be pinned");
+  }
+  const int w = cfg.num_warps;
+  if (w < 1 || w > 32 || (w & (w - 1)) != 0) {
+    throw ArtifactError("kernel " + kernel.name + ": num_warps must be a power of two in [1, 32], got " + std::to_string(w));
+  }
+  if (cfg.num_stages < 1 || cfg.num_stages > 8) {
+    throw ArtifactError("kernel " + kernel.name + ": num_stages must be in [1, 8], got " + std::to_string(cfg.num_stages));
+  }
+  if (kernel.source.end > module.source.size()) throw ArtifactError("kernel " + kernel.name + ": span out of range");
+  return "@" + jit_module_prefix(kernel.decorators.back()) + "heuristics(values={'num_warps': lambda args: " +
+         std::to_string(w) + ", 'num_stages': lambda args: " + std::to_string(cfg.num_stages) + "})\n" +
+         module.kernel_source(kernel);
+}
+
 std::string stitch_kernels(const Module& module, const std::map<std::string, std::string>& new_sources) {
   std::vector<Replacement> replacements;
   for (const auto& [name, text] : new_sources) {

@@ -68,6 +68,26 @@ std::string inductor_candidate(const Module& module, const Kernel& kernel, const
 std::string standalone_candidate(const Module& module, const Kernel& kernel, const std::string& code,
                                  const FunctionLines& fn);
 
+/// Why a standalone kernel's launch config cannot be tuned, or "" when it can.
+/// It can when its only decorator is `@<m>.jit` for a module name <m> (e.g.
+/// `@triton.jit`): under `@triton.autotune` or `@triton.heuristics` the user's
+/// own code chooses the config; any other decorator, or a bare `@jit`, leaves
+/// no safe place for the engine's decorator.
+std::string standalone_untunable(const Kernel& kernel);
+
+/// A standalone kernel's whole span with the launch config pinned: one line
+/// `@<m>.heuristics(values={'num_warps': lambda args: W, 'num_stages': lambda args: S})`
+/// (<m> from its `@<m>.jit`) before its own text, which stays byte-identical.
+/// Triton's Heuristics.run sets these keyword arguments before it calls the
+/// jit function, so they override whatever the user's launcher passes
+/// (`kernel[grid](..., num_warps=8)` or Helion's `_launcher(..., num_warps=4)`);
+/// a one-config `@triton.autotune` would not: its run() passes both the call's
+/// and the config's num_warps, a TypeError (Triton 3.6 and 3.9). Block sizes
+/// stay the launcher's. Throws ArtifactError if the kernel is untunable
+/// (standalone_untunable), cfg has block sizes, num_warps is not a power of two
+/// in [1, 32] or num_stages is not in [1, 8].
+std::string standalone_with_config(const Module& module, const Kernel& kernel, const LaunchConfig& cfg);
+
 /// The module source with the named kernels' source texts replaced (kernel
 /// name -> new text for inside the existing ''' literal). Throws ArtifactError
 /// for an unknown kernel name, or a new text that contains ''' or \"\"\", a

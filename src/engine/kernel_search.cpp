@@ -63,6 +63,16 @@ json trimmed(const json& evidence) {
   return json(text.substr(0, 4000) + " ...(truncated)");
 }
 
+/// The num_warps/num_stages of a config (a standalone kernel's block sizes are its launcher's).
+json launch_only(const json& config) {
+  json out = json::object();
+  if (!config.is_object()) return out;
+  for (const char* k : {"num_warps", "num_stages"}) {
+    if (config.contains(k)) out[k] = config[k];
+  }
+  return out;
+}
+
 /// A candidate under evaluation: a launch config of the original kernel (Tuner)
 /// or an LLM-written kernel with its meta-parameters (Coder, Repairer).
 struct Candidate {
@@ -130,6 +140,10 @@ class KernelSearch {
     return "(cdiv(xnumel, XBLOCK), 1, 1)";
   }
   bool llm_on(agents::Role role) const { return ctx_.llm != nullptr && ctx_.llm->enabled(role); }
+  /// The current launch config as a label; a standalone kernel's without its (fixed) block sizes.
+  std::string baseline_label() const {
+    return artifact::LaunchConfig::from_json(module_.input_kind == "triton" ? launch_only(tunable_) : tunable_).label();
+  }
   int left() const { return budget_ - used_; }
 
   /// Composes the candidate's source, records it, and runs gate 1 (and compilation).
@@ -167,6 +181,7 @@ class KernelSearch {
   const artifact::Module& module_;
   const artifact::Kernel& kernel_;
   json baseline_, tunable_, kernel_json_, orig_facts_;
+  std::string original_text_;  ///< what the candidate is compared with in gate 1 (see run())
   int budget_ = 0, used_ = 0;
   agents::KernelTask task_;
   report::KernelOutcome out_;
@@ -291,7 +306,9 @@ bool KernelSearch::prepare(Candidate& c) {
     if (c.origin == "library" && module_.input_kind != "triton") {
       // the entry's kernel text as it was stitched and verified (renamed to this module's kernel): used as is
     } else if (c.code.empty()) {
-      c.kernel_source = artifact::kernel_source_with_config(module_, kernel_, artifact::LaunchConfig::from_json(c.config));
+      const auto cfg = artifact::LaunchConfig::from_json(c.config);
+      c.kernel_source = module_.input_kind == "triton" ? artifact::standalone_with_config(module_, kernel_, cfg)
+                                                       : artifact::kernel_source_with_config(module_, kernel_, cfg);
     } else {
       // where the answer's functions are: ast facts of the answer alone (it is never run here)
       worker::Reply facts = ctx_.ask("analyze", {{"source", c.code}});
@@ -344,8 +361,13 @@ bool KernelSearch::prepare(Candidate& c) {
     return true;
   }
   // Gate 1: static validation of the source, then (only then) compilation.
-  // a standalone kernel keeps the user's own decorators (autotune, heuristics): the gate judges what the model wrote
-  json analyze_args = {{"source", module_.input_kind == "triton" ? c.code : c.kernel_source}};
+  // A standalone kernel keeps the user's own decorators (autotune, heuristics): the gate judges what the model
+  // wrote, or for a launch config the user's kernel itself under the engine's one-line decorator, which holds
+  // two integers standalone_with_config checked (never model-written text).
+  const bool standalone_config = module_.input_kind == "triton" && c.code.empty();
+  json analyze_args = {{"source", module_.input_kind != "triton" ? c.kernel_source
+                                  : standalone_config            ? original_text_
+                                                                 : c.code}};
   if (!c.grid.empty()) {
     analyze_args["grid"] = c.grid;
     json names = json::array();
@@ -357,6 +379,7 @@ bool KernelSearch::prepare(Candidate& c) {
   worker::Reply facts = ctx_.ask("analyze", analyze_args);
   if (!facts.ok()) return record(c, worker_failure("static", facts));
   verify::Verdict v = verify::static_gate(facts.result, orig_facts_);
+  if (standalone_config) v.evidence["engine_decorator"] = c.kernel_source.substr(0, c.kernel_source.find('\n'));
   if (v.passed) {
     json compile_args = ctx_.base_args;
     compile_args["module_path"] = c.module_path;
@@ -580,7 +603,8 @@ bool KernelSearch::try_library(const store::LibraryEntry& entry) {
   Candidate c;
   c.origin = "library";
   c.library_id = entry.id;
-  c.config = module_.input_kind == "triton" ? json(nullptr) : entry.config;
+  // a standalone entry is either code (the user's launcher's config) or a launch config of the user's kernel
+  c.config = module_.input_kind == "triton" && !entry.code.empty() ? json(nullptr) : entry.config;
   if (entry.grid.is_array()) c.grid = entry.grid.get<std::vector<std::string>>();
   c.notes = fmt::format("library entry {}, verified before at {:.3f}x on {} (run {})", entry.id, entry.speedup,
                         entry.device, entry.run_out_dir);
@@ -610,6 +634,7 @@ bool KernelSearch::try_library(const store::LibraryEntry& entry) {
 /// kernel's launch config. False (out_.why set) when there was no candidate at all.
 bool KernelSearch::search_rounds() {
   const auto& o = ctx_.options;
+  const bool standalone = module_.input_kind == "triton";
   // Round 1: the Coder (LLM) and the offline Tuner's configs around the baseline.
   std::vector<Candidate> first;
   if (llm_on(agents::Role::coder)) {
@@ -617,36 +642,53 @@ bool KernelSearch::search_rounds() {
     spdlog::info("  {}: asking the Coder for {} candidate(s)", kernel_.name, n);
     for (auto& c : answers_to_candidates(ask_coder(ctx_, task_, n), "coder", 0)) first.push_back(std::move(c));
   }
-  if (module_.input_kind != "triton" && !tunable_.empty()) {
+  if (!standalone && !tunable_.empty()) {
     for (auto& c : rewrite_candidates()) first.push_back(std::move(c));
   }
-  if (module_.input_kind != "triton") {
+  // A standalone kernel's launch config is tuned only where the user's code does not choose it (autotune,
+  // heuristics); its block sizes stay the launcher's, so only num_warps/num_stages change.
+  const std::string untunable = standalone ? artifact::standalone_untunable(kernel_) : std::string();
+  if (!untunable.empty()) {
+    spdlog::info("  {}: no launch configs to try: {}", kernel_.name, untunable);
+  } else {
     std::vector<json> configs;
-    if (llm_on(agents::Role::tuner)) configs = ask_tuner(ctx_, task_, std::max(1, left() - static_cast<int>(first.size())));
+    const int room = left() - static_cast<int>(first.size());
+    if (llm_on(agents::Role::tuner)) {
+      agents::KernelTask task = task_;
+      if (standalone) {  // the LLM Tuner is asked for num_warps/num_stages only
+        task.constexprs.clear();
+        task.current_config = launch_only(tunable_);
+      }
+      configs = ask_tuner(ctx_, task, std::max(1, room));
+    }
     std::vector<Candidate> tuned;
     if (configs.empty()) {
-      // rewritten code in round 1: half of what is left stays for tuning the best of it afterwards
-      const int open = left() - static_cast<int>(first.size());
+      // rewritten code in round 1: half of the room stays for tuning the best of it afterwards
       const bool code_first = std::any_of(first.begin(), first.end(), [](const Candidate& c) { return !c.code.empty(); });
-      tuned = tuner_candidates("", tunable_, "tuner", code_first ? open - open / 2 : open);
+      tuned = tuner_candidates("", tunable_, "tuner", code_first ? room - room / 2 : room);
     } else {
       for (const auto& cfg : configs) {
         Candidate c;
         c.origin = "tuner";
-        c.config = cfg;
+        c.config = standalone ? launch_only(cfg) : cfg;
         tuned.push_back(std::move(c));
       }
     }
     if (baseline_.is_null()) spdlog::info("  {}: the launcher reported no configuration to tune from", kernel_.name);
     spdlog::info("  {}: {} config(s) to screen (baseline {})", kernel_.name, tuned.size(),
-                 tunable_.empty() ? std::string("?") : artifact::LaunchConfig::from_json(tunable_).label());
+                 tunable_.empty() ? std::string("?") : baseline_label());
     for (auto& c : tuned) first.push_back(std::move(c));
   }
   if (first.empty()) {
-    out_.why = module_.input_kind == "triton"
-                   ? "no candidate: the offline agents do not rewrite standalone kernels; configure an LLM (--llm)"
-                   : fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel_.kind,
-                                 fmt::join(kernel_.constexprs, ", "));
+    if (!untunable.empty()) {
+      out_.why = fmt::format("no candidate: the Tuner leaves {} alone ({}){}", kernel_.name, untunable,
+                             llm_on(agents::Role::coder) ? "" : "; configure an LLM (--llm) to rewrite it");
+    } else if (standalone) {
+      out_.why = "no candidate: no launch config to try besides the launcher's";
+    } else {
+      out_.why = fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel_.kind,
+                             fmt::join(kernel_.constexprs, ", "));
+    }
     return false;
   }
   evaluate(std::move(first));
@@ -674,6 +716,8 @@ bool KernelSearch::search_rounds() {
   auto best_it = std::max_element(passed_.begin(), passed_.end(), [&](const Candidate& a, const Candidate& b) {
     return speedup_of(a) < speedup_of(b);
   });
+  // (not for a standalone kernel: its candidates keep the user's decorators, and pinning a config on an
+  // LLM-written function is not done yet)
   if (best_it != passed_.end() && !best_it->code.empty() && module_.input_kind != "triton" && left() > 0) {
     Candidate best = *best_it;
     spdlog::info("  {}: tuning the launch config of {}", kernel_.name, best.label());
@@ -686,11 +730,10 @@ bool KernelSearch::search_rounds() {
 report::KernelOutcome KernelSearch::run() {
   out_.status = "kept baseline";
   // what the candidate is compared with: for a standalone kernel, its function under a plain @triton.jit
-  const std::string original_text =
-      module_.input_kind == "triton"
-          ? "@triton.jit\n" + module_.source.substr(kernel_.function.begin, kernel_.function.size())
-          : module_.kernel_source(kernel_);
-  worker::Reply orig = ctx_.ask("analyze", {{"source", original_text}});
+  const bool standalone = module_.input_kind == "triton";
+  original_text_ = standalone ? "@triton.jit\n" + module_.source.substr(kernel_.function.begin, kernel_.function.size())
+                              : module_.kernel_source(kernel_);
+  worker::Reply orig = ctx_.ask("analyze", {{"source", original_text_}});
   if (!orig.ok()) throw UserError("cannot analyze the original kernel: " + orig.error);
   orig_facts_ = orig.result;
 
@@ -727,8 +770,7 @@ report::KernelOutcome KernelSearch::run() {
   out_.why = best->origin == "library"
                  ? fmt::format("from the library (verified again): {}", best->notes)
              : best->code.empty()
-                 ? fmt::format("launch config {} (was {})", best->label(),
-                               artifact::LaunchConfig::from_json(tunable_).label())
+                 ? fmt::format("launch config {} (was {})", best->label(), baseline_label())
                  : fmt::format("rewritten by the {} ({}){}", origin_words(best->origin),
                                best->label(), best->notes.empty() ? "" : ": " + best->notes);
   return out_;

@@ -4,7 +4,7 @@ stops to wait for answers and `kernelopt resume`.
 
 The answers are scripted (tests/fixtures/relay/standalone_softmax/answers, named by request
 tag): the Coder offers a correct rewrite, a kernel wrong at the last column, one carrying
-host code (`os.system`) and one that cannot compile; the Repairer's answers arrive only
+host code (`os.system`) and one that cannot compile; the Tuner two num_warps; the Repairer's answers arrive only
 after the run has stopped for them. Timings under the interpreter mean nothing, so whether
 the correct rewrite is kept depends on noise; what is asserted is which gate caught what.
 """
@@ -54,7 +54,8 @@ def test_relay_run_stops_for_answers_resumes_and_every_gate_catches_its_case(ker
     assert first.returncode == WAITING, first.stderr[-4000:]
     assert "kernelopt resume" in first.stderr
     tags = {open(p).read().strip() for p in glob.glob(str(relay / "requests" / "*.tag"))}
-    assert {"profiler.0", "planner.0", "coder.softmax_kernel.0", "repairer.softmax_kernel.0"} <= tags, tags
+    assert {"profiler.0", "planner.0", "coder.softmax_kernel.0", "tuner.softmax_kernel.0",
+            "repairer.softmax_kernel.0"} <= tags, tags
     db = tmp_path / "ws" / "store.db"
     before = _verdicts(db)
     assert before, "the first part of the run recorded no verdicts"
@@ -91,7 +92,12 @@ def test_relay_run_stops_for_answers_resumes_and_every_gate_catches_its_case(ker
     assert usage["total"]["cached"] >= 3  # the resumed run replayed profiler, planner and coder from the store
     with sqlite3.connect(db) as con:
         agents = {a for (a,) in con.execute("SELECT agent FROM llm_exchanges")}
-    assert {"profiler", "planner", "coder", "repairer"} <= agents
+    assert {"profiler", "planner", "coder", "tuner", "repairer"} <= agents
+    # the LLM Tuner's two configs of the standalone kernel (num_warps/num_stages only) became candidates
+    with sqlite3.connect(db) as con:
+        configs = [json.loads(m)["config"] for (m,) in con.execute(
+            "SELECT meta_json FROM candidates WHERE kernel = 'softmax_kernel' AND origin = 'tuner'")]
+    assert sorted(c["num_warps"] for c in configs) == [2, 8] and all(c["num_stages"] == 3 for c in configs), configs
 
     assert report["end_to_end"]["passed"], report["end_to_end"]
     optimized = (out / "optimized" / "softmax.py").read_text()

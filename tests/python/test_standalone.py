@@ -191,7 +191,7 @@ def test_profile_shape():
     by = {k["name"]: k for k in prof["kernels"]}
     assert by["_scale"]["launches"] == 0 and by["_scale"]["samples_ms"] == [] and by["_scale"]["config"] is None
     assert by["axpy_kernel"]["launches"] == 1 and len(by["axpy_kernel"]["samples_ms"]) == 2
-    assert by["axpy_kernel"]["bytes"] == 3 * 200 * 4 and by["axpy_kernel"]["config"] == {"BLOCK": 64}
+    assert by["axpy_kernel"]["bytes"] == 3 * 200 * 4 and by["axpy_kernel"]["config"] == {"BLOCK": 64, "num_warps": 4, "num_stages": 3}
     assert by["relu_inplace_kernel"]["config"] == {"BLOCK": 128, "num_warps": 2, "num_stages": 3}
     assert all(k["kind"] == "triton_jit" for k in prof["kernels"])
 

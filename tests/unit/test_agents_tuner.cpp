@@ -130,4 +130,49 @@ TEST(AgentsTuner, UnsupportedKernelsYieldNothing) {
   EXPECT_TRUE(tuner_space(json(), current, 10).empty());
 }
 
+// A standalone kernel as the worker describes examples/triton/softmax.py (no loop; the launcher
+// passes BLOCK and num_warps; num_stages is Triton's default).
+const json kStandaloneSoftmax = {{"kind", "triton_jit"}, {"constexprs", {"BLOCK"}}, {"num_loops", 0}};
+
+TEST(AgentsTuner, StandaloneKernelWithoutLoopsTunesOnlyWarps) {
+  const json current = {{"BLOCK", 256}, {"num_warps", 4}, {"num_stages", 3}};
+  const auto configs = tuner_space(kStandaloneSoftmax, current, 1000);
+  std::vector<int> warps;
+  for (const json& c : configs) {
+    ASSERT_EQ(c.size(), 2u) << c.dump();  // never a block size: those are the launcher's
+    EXPECT_EQ(c["num_stages"], 3) << c.dump();  // nothing to pipeline
+    warps.push_back(c["num_warps"]);
+  }
+  // 256 elements: at most 8 warps of 32 threads; nearest first
+  EXPECT_EQ(warps, (std::vector<int>{2, 8, 1}));
+}
+
+TEST(AgentsTuner, StandaloneKernelWithLoopsTunesStagesToo) {
+  json kernel = kStandaloneSoftmax;
+  kernel["num_loops"] = 1;
+  kernel["constexprs"] = {"BLOCK_M", "BLOCK_N", "GROUP"};
+  const json current = {{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"GROUP", 3}, {"num_warps", 4}, {"num_stages", 3}};
+  const auto configs = tuner_space(kernel, current, 1000);
+  std::set<std::pair<int, int>> points;
+  for (const json& c : configs) {
+    ASSERT_EQ(c.size(), 2u) << c.dump();
+    points.insert({c["num_warps"].get<int>(), c["num_stages"].get<int>()});
+  }
+  EXPECT_EQ(points.size(), 6u * 4u - 1u);  // 1..32 warps (a 4096-element tile) x 1..4 stages, less the current
+  EXPECT_FALSE(points.count({4, 3}));
+  EXPECT_TRUE(points.count({32, 1}) && points.count({1, 4}));
+  EXPECT_EQ(changed_params(configs[0], current), 1) << configs[0].dump();
+  EXPECT_EQ(tuner_space(kernel, current, 5).size(), 5u);
+  // loops not counted (-1, absent): stages are tuned as well
+  kernel.erase("num_loops");
+  EXPECT_EQ(tuner_space(kernel, current, 1000).size(), configs.size());
+}
+
+TEST(AgentsTuner, StandaloneKernelWithUnknownTileTriesEveryWarpCount) {
+  const json current = {{"num_warps", 8}, {"num_stages", 1}};  // no block constexpr known
+  const auto configs = tuner_space(kStandaloneSoftmax, current, 1000);
+  ASSERT_EQ(configs.size(), 5u);
+  for (const json& c : configs) EXPECT_EQ(c["num_stages"], 1);
+}
+
 }  // namespace

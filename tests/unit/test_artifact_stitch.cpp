@@ -238,3 +238,100 @@ TEST(ArtifactStitch, StandaloneCandidateKeepsTheUsersDecoratorsAndEverythingElse
   std::string text2 = standalone_candidate(m, m.kernels[0], with_helper, FunctionLines{5, 6, 7});
   EXPECT_LT(text2.find("def h(v)"), text2.find("@triton.autotune"));
 }
+
+namespace {
+
+// A standalone file with one kernel decorated by `decorators` (source lines, outermost first) and
+// a launcher that passes num_warps itself; the artifact as the worker's parser describes it.
+Module standalone_module(const std::string& decorators, const std::vector<std::string>& names) {
+  const std::string source =
+      "import triton\nimport triton.language as tl\n\n" + decorators +
+      "def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+      "    tl.store(x_ptr, 1.0)\n"
+      "\n\ndef launch(x):\n    k[(1,)](x, x.numel(), BLOCK=128, num_warps=8)\n    return x\n";
+  const std::size_t begin = source.find('@'), def = source.find("def k("), end = source.find("1.0)") + 4;
+  const std::size_t jit = source.rfind("jit", def);
+  nlohmann::json artifact = {
+      {"source_hash", kernelopt::util::sha256_hex(source)},
+      {"input_kind", "triton"},
+      {"kernels",
+       {{{"name", "k"},
+         {"kind", "triton_jit"},
+         {"source_hash", kernelopt::util::sha256_hex(source.substr(begin, end - begin))},
+         {"source_span", {begin, end}},
+         {"decorator_span", {jit, jit + 3}},
+         {"function_span", {def, end}},
+         {"decorators", names},
+         {"num_loops", 0},
+         {"params", {"x_ptr", "n"}},
+         {"constexprs", {"BLOCK"}}}}}};
+  return module_from_json(artifact, source, 0, "k.py");
+}
+
+}  // namespace
+
+TEST(ArtifactStitch, StandaloneConfigPinsWarpsAndStagesAboveTheUsersKernel) {
+  Module m = standalone_module("@triton.jit\n", {"triton.jit"});
+  const Kernel& k = m.kernels.at(0);
+  EXPECT_EQ(k.decorators, std::vector<std::string>{"triton.jit"});
+  EXPECT_EQ(k.num_loops, 0);
+  EXPECT_EQ(standalone_untunable(k), "");
+  LaunchConfig cfg;
+  cfg.num_warps = 2;
+  cfg.num_stages = 1;
+  const std::string text = standalone_with_config(m, k, cfg);
+  EXPECT_EQ(text, "@triton.heuristics(values={'num_warps': lambda args: 2, 'num_stages': lambda args: 1})\n" +
+                      m.kernel_source(k));
+  const std::string out = stitch_kernels(m, {{"k", text}});
+  // every byte of the user's file stays, the launcher included; one line is added above the kernel
+  std::string expected = m.source;
+  expected.insert(k.source.begin, text.substr(0, text.find('\n') + 1));
+  EXPECT_EQ(out, expected);
+  // the artifact JSON keeps what the tuner reads
+  const auto j = to_json(m);
+  EXPECT_EQ(j["kernels"][0]["num_loops"], 0);
+  EXPECT_EQ(j["kernels"][0]["decorators"], nlohmann::json({"triton.jit"}));
+}
+
+TEST(ArtifactStitch, StandaloneConfigUsesTheKernelsOwnModuleName) {
+  Module m = standalone_module("@tr.jit\n", {"tr.jit"});
+  LaunchConfig cfg;
+  cfg.num_warps = 16;
+  cfg.num_stages = 4;
+  EXPECT_EQ(standalone_with_config(m, m.kernels[0], cfg).substr(0, 19), "@tr.heuristics(valu");
+}
+
+TEST(ArtifactStitch, StandaloneConfigRefusesKernelsWhoseConfigTheUserChooses) {
+  const Module autotuned = standalone_module(
+      "@triton.autotune(configs=[triton.Config({}, num_warps=4)], key=['n'])\n@triton.jit\n",
+      {"triton.autotune", "triton.jit"});
+  EXPECT_NE(standalone_untunable(autotuned.kernels[0]).find("@triton.autotune"), std::string::npos);
+  const Module heuristic = standalone_module("@triton.heuristics(values={'BLOCK': lambda a: 64})\n@triton.jit\n",
+                                             {"triton.heuristics", "triton.jit"});
+  EXPECT_NE(standalone_untunable(heuristic.kernels[0]).find("@triton.heuristics"), std::string::npos);
+  const Module bare = standalone_module("@jit\n", {"jit"});
+  EXPECT_NE(standalone_untunable(bare.kernels[0]).find("not @<module>.jit"), std::string::npos);
+  const Module other = standalone_module("@my_decorator\n@triton.jit\n", {"my_decorator", "triton.jit"});
+  EXPECT_NE(standalone_untunable(other.kernels[0]).find("@my_decorator"), std::string::npos);
+  LaunchConfig cfg;
+  for (const Module* m : {&autotuned, &heuristic, &bare, &other}) {
+    EXPECT_THROW(standalone_with_config(*m, m->kernels[0], cfg), ArtifactError);
+  }
+}
+
+TEST(ArtifactStitch, StandaloneConfigRefusesBlocksAndOutOfRangeValues) {
+  Module m = standalone_module("@triton.jit\n", {"triton.jit"});
+  LaunchConfig blocks;
+  blocks.blocks = {{"BLOCK", 256}};  // the launcher's choice, never the engine's
+  EXPECT_THROW(standalone_with_config(m, m.kernels[0], blocks), ArtifactError);
+  for (int w : {0, 3, 64}) {
+    LaunchConfig cfg;
+    cfg.num_warps = w;
+    EXPECT_THROW(standalone_with_config(m, m.kernels[0], cfg), ArtifactError) << w;
+  }
+  for (int s : {0, 9}) {
+    LaunchConfig cfg;
+    cfg.num_stages = s;
+    EXPECT_THROW(standalone_with_config(m, m.kernels[0], cfg), ArtifactError) << s;
+  }
+}

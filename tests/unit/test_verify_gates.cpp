@@ -196,6 +196,13 @@ TEST(VerifyStaticGate, DecoratorRulesEnforced) {
   json two = original();
   two["functions"][0]["decorators"] = {"triton_heuristics.reduction", "triton_heuristics.pointwise", "triton.jit"};
   expect_rejected(static_gate(two, original()), "3 decorators");
+  // The engine's launch-config line for standalone kernels (@triton.heuristics with lambdas) is never
+  // judged by this gate; model-written code carrying it, or an autotuner, is rejected.
+  for (const char* d : {"triton.heuristics", "triton.autotune"}) {
+    json launch = original();
+    launch["functions"][0]["decorators"] = {d, "triton.jit"};
+    expect_rejected(static_gate(launch, original()), std::string("decorator @") + d);
+  }
 }
 
 TEST(VerifyStaticGate, ParseErrorRejected) {

@@ -138,6 +138,7 @@ def parse_file(source):
             "num_load": sum(c == "tl.load" for c in calls),
             "num_store": sum(c == "tl.store" for c in calls),
             "num_reduction": sum(c in _REDUCTIONS for c in calls),
+            "num_loops": sum(isinstance(n, (ast.For, ast.While)) for n in ast.walk(fn)),
         })
     sites = []
     for node in ast.walk(tree):
@@ -179,6 +180,7 @@ def _artifact(source, facts, launch_entries=(), signatures=None, mutated=None):
             "mutated_args": _mutated_args(k, signatures.get(k["name"]), mutated.get(k["name"], ())),
             "aten_ops": [], "source_nodes": [], "helper_functions": k["helper_functions"], "graph_fragment": "",
             "num_load": k["num_load"], "num_store": k["num_store"], "num_reduction": k["num_reduction"],
+            "num_loops": k["num_loops"],
         })
     return {
         "input_kind": "triton",
@@ -695,7 +697,21 @@ def op_capture(args):
             "input_kind": "triton", "reference": s.has_reference}
 
 
+def _launch_defaults():
+    """Triton's num_warps and num_stages for a launch that passes neither: the active backend's
+    option defaults (CUDA: 4 and 3), or CUDA's where no GPU driver is active (the interpreter)."""
+    try:
+        from triton.compiler.compiler import make_backend
+        from triton.runtime.driver import driver
+        opts = make_backend(driver.active.get_current_target()).parse_options({})
+        return {"num_warps": int(opts.num_warps), "num_stages": int(opts.num_stages)}
+    except Exception:
+        return {"num_warps": 4, "num_stages": 3}
+
+
 def _config(s, name, obj):
+    """The launch config of a kernel's first launch: an autotuner's choice, else the constexprs the
+    launcher passed (by keyword or position) and num_warps/num_stages (Triton's defaults where not passed)."""
     best = getattr(obj, "best_config", None)
     if best is not None:
         cfg = dict(best.kwargs)
@@ -705,9 +721,13 @@ def _config(s, name, obj):
     if first is None:
         return None
     constexprs = next(k["constexprs"] for k in s.facts["kernels"] if k["name"] == name)
-    cfg = {k: v for k, v in first.kwargs.items()
+    passed = dict(zip(_arg_names(obj), first.args))
+    passed.update(first.kwargs)
+    cfg = {k: v for k, v in passed.items()
            if (k in constexprs or k in ("num_warps", "num_stages")) and isinstance(v, (int, float, bool, str))}
-    return cfg or None
+    for k, v in _launch_defaults().items():
+        cfg.setdefault(k, v)
+    return cfg
 
 
 def op_profile(args):
