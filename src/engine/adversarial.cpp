@@ -199,6 +199,8 @@ json run_adversarial(const AdversarialOptions& o) {
       po.budget = static_cast<int>(chunk.size());
       po.repair_rounds = 0;
       po.resume = false;
+      po.screen_rejects_slower = false;  // a wrong candidate that is also slow must still meet gates 2-3
+      po.library = workspace / (label + ".kolib");  // no winner of an earlier case's run stands in for this run's cases
       if (groups.contains(group) && groups[group].contains("timeout_s")) {
         po.request_timeout_s = groups[group]["timeout_s"].get<int>();
       }
@@ -232,6 +234,11 @@ json run_adversarial(const AdversarialOptions& o) {
     const bool control = r["expected"] == "passed";
     controls += control ? 1 : 0;
     bool ok = r["caught_by"].is_string() && r["caught_by"] == r["expected"];
+    // a control passed gates 1-3; at the targets' small sizes gate 4 may measure it within noise
+    if (control && !ok && r["gate"] == "performance" && r["reason"].get<std::string>().find("within noise") != std::string::npos) {
+      ok = true;
+      r["reason"] = "gates 1-3 passed; performance " + r["reason"].get<std::string>();
+    }
     if (!cases[i].marker.empty() && fs::exists(cases[i].marker)) {
       ok = false;
       ++markers;

@@ -444,7 +444,7 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
   std::vector<Candidate*> finalists;
   int tuner_finalists = 0;
   for (auto& c : ready) {
-    if (c.screen_ms >= c.screen_base_ms) {
+    if (c.screen_ms >= c.screen_base_ms && (o.screen_rejects_slower || c.code.empty())) {
       if ((!c.code.empty() && c.origin != "llm-tuner" && c.origin != "rewrite-tuner") || c.origin == "library") {  // the Repairer and the report get the figures
         verify::Verdict v{"performance", false,
                           fmt::format("slower than the baseline in the screen: {:.4f} ms vs {:.4f} ms", c.screen_ms,
@@ -653,7 +653,7 @@ bool KernelSearch::search_rounds() {
   } else {
     std::vector<json> configs;
     const int room = left() - static_cast<int>(first.size());
-    if (llm_on(agents::Role::tuner)) {
+    if (llm_on(agents::Role::tuner) && room > 0) {
       agents::KernelTask task = task_;
       if (standalone) {  // the LLM Tuner is asked for num_warps/num_stages only
         task.constexprs.clear();

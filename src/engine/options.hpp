@@ -25,6 +25,8 @@ struct OptimizeOptions {
   double atol = 1e-4, rtol = 1e-4;           ///< fp32 tolerances; fp16/bf16 use 1e-2
   int budget = 48;                           ///< tuner configs screened, over all kernels
   int gate_top_k = 3;                        ///< best screened configs per kernel sent through gates 2-4
+  bool screen_rejects_slower = true;         ///< false: a written candidate slower in the screen still meets gates 2-4
+                                             ///< (the adversarial suite: each case must reach the gate meant for it)
   int screen_trials = 20;                    ///< timed trials per config when screening
   int gate_trials = 100;                     ///< timed trials per series in the performance gate
   int request_timeout_s = 900;               ///< one worker request; a hang is killed after this

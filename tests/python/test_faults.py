@@ -47,6 +47,7 @@ def relay_dir(tmp_path, name="relay"):
 def argv(kernelopt, out, workspace, relay):
     return [kernelopt, "optimize-kernel", TARGET, "--out", str(out), "--workspace", str(workspace), "--device", "cpu",
             "--llm-agent", f"coder=relay:{relay}", "--coder-candidates", str(len(CASES)), "--repair-rounds", "0",
+            "--budget", str(len(CASES)),  # the Coder's cases only: no Tuner configs beside them
             "--trials", "10", "--timeout", "300"]
 
 

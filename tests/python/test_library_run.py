@@ -47,7 +47,7 @@ class Runs:
     def optimize(self, out):
         argv = [self.binary, "optimize-kernel", "slow_relu.py", "--out", str(self.base / out), "--workspace",
                 str(self.ws), "--device", "cpu", "--llm", f"relay:{self.relay}", "--coder-candidates", "2",
-                "--repair-rounds", "0", "--budget", "6", "--trials", "10", "--timeout", "600"]
+                "--repair-rounds", "0", "--budget", "2", "--trials", "10", "--timeout", "600"]
         r = subprocess.run(argv, cwd=self.work, env=self.env, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr[-4000:]
         report = json.loads((self.base / out / "report.json").read_text())

@@ -73,10 +73,28 @@ def main():
             try:
                 resp = {"id": rid, "ok": True, "result": op(req.get("args") or {})}
             except Exception as exc:  # errors are data for the engine
+                if _context_lost(exc):
+                    # a sticky CUDA error: every later op of this process would fail with it and be
+                    # blamed on the wrong candidate; die now, as a segfault would, so the engine
+                    # records a worker crash for this request and starts a fresh worker
+                    sys.stderr.write(f"kernelopt worker: CUDA context lost during {req.get('op')}: {_message(exc)}\n")
+                    sys.stderr.flush()
+                    os._exit(CONTEXT_LOST_EXIT)
                 resp = {"id": rid, "ok": False, "error": _message(exc),
                         "kind": getattr(exc, "kind", "exception"),
                         "traceback": traceback.format_exc(limit=8)}
         proto_out.write(json.dumps(resp, default=_json_default) + "\n")
+
+
+CONTEXT_LOST_EXIT = 70
+# CUDA errors after which the context is unusable (cudaErrorIllegalAddress and friends are "sticky")
+_STICKY = ("illegal memory access", "illegal instruction", "misaligned address", "unspecified launch failure",
+           "device-side assert triggered", "hardware stack error", "an illegal address")
+
+
+def _context_lost(exc):
+    text = str(exc).lower()
+    return "cuda" in text and any(s in text for s in _STICKY)
 
 
 def _message(exc):
