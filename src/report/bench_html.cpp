@@ -308,7 +308,8 @@ std::string time_plot(const json& rows) {
       "<svg id=\"time-plot\" data-problems=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
       "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"Triton kernel time per problem, before and after\">\n",
       bars.size(), width, axis_y + 30, width, axis_y + 30);
-  for (double t = 0; t <= xmax + 1e-9; t += 0.25) {
+  const double step = xmax <= 1.5 ? 0.25 : tick_step(xmax, 6);
+  for (double t = 0; t <= xmax + 1e-9; t += step) {
     const double tx = label_w + plot_w * t / xmax;
     s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"{3}\"/>"
                      "<text x=\"{0:.1f}\" y=\"{4}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">{5}</text>\n",
