@@ -12,6 +12,7 @@
 #include "engine/optimize.hpp"
 #include "report/bench_html.hpp"
 #include "util/fs.hpp"
+#include "verify/stats.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -22,12 +23,105 @@ namespace {
 
 constexpr double kFastP[] = {1.0, 1.1, 1.5, 2.0};  // thresholds the field reports fast_p at
 
+constexpr const char* kMethod =
+    "speedup = torch.compile time / optimized time per model call (median, CUDA events, L2 flushed, interleaved); "
+    "baseline kept = 1.0; correctness vs float64 eager on fresh seeds; % of bandwidth = the Triton kernels' bytes "
+    "(distinct tensor storages their launches take, not vendor calls) / their time per model call (median, each "
+    "kernel timed alone; after = the kept candidate's time) / the measured device copy bandwidth";
+
 std::string level_of(const fs::path& relative) {
   for (const auto& part : relative) {
     const std::string s = part.string();
     if (s.rfind("level", 0) == 0) return s;
   }
   return "other";
+}
+
+/// obj[key] when it is a number, else null.
+json number_or_null(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return nullptr;
+  return obj[key];
+}
+
+double number_or(const json& obj, const char* key, double fallback) {
+  const json v = number_or_null(obj, key);
+  return v.is_null() ? fallback : v.get<double>();
+}
+
+std::string string_or_empty(const json& obj, const char* key) {
+  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : "";
+}
+
+const json& member(const json& obj, const char* key) {
+  static const json empty = json::object();
+  return obj.is_object() && obj.contains(key) ? obj[key] : empty;
+}
+
+/// One entry per Triton kernel of the report. `kept`: the optimized model is what the bench counts
+/// (row status "improved"), so an improved kernel's after time applies; otherwise after = before and an
+/// improved kernel that was reverted says so.
+json kernel_rows(const json& report, bool kept) {
+  json out = json::array();
+  const json& modules = member(report, "modules");
+  if (!modules.is_array()) return out;
+  for (const auto& m : modules) {
+    const json& kernels = member(m, "kernels");
+    if (!kernels.is_array()) continue;
+    for (const auto& k : kernels) {
+      const json& p = member(k, "profile");
+      const json& o = member(k, "outcome");
+      const std::string status = string_or_empty(o, "status");
+      const bool applied = status == "improved" && kept && number_or(o, "after_ms", 0.0) > 0;
+      const double before = number_or(p, "time_ms", 0.0);
+      const json roofline_before = number_or_null(p, "roofline_fraction");
+      std::string name = string_or_empty(k, "name");
+      if (name.empty()) name = string_or_empty(p, "name");
+      out.push_back({{"name", name},
+                     {"module", static_cast<int>(number_or(m, "index", 0.0))},
+                     {"kind", string_or_empty(p, "kind")},
+                     {"bound", string_or_empty(p, "bound")},
+                     {"status", status == "improved" && !kept ? "reverted" : status},
+                     {"before_ms", before},
+                     {"after_ms", applied ? o["after_ms"].get<double>() : before},
+                     {"bytes", number_or(p, "bytes", 0.0)},
+                     {"flops", number_or_null(p, "flops")},
+                     {"roofline_before", roofline_before},
+                     {"roofline_after", applied ? number_or_null(o, "after_roofline_fraction") : roofline_before}});
+    }
+  }
+  return out;
+}
+
+/// The problem's Triton kernels together: bytes, time and the fraction of the measured bandwidth they reach
+/// before and after; null without a Triton kernel. A fraction is null where the bandwidth was not measured
+/// or there is no time or no bytes.
+json problem_roofline(const json& report, const json& kernels) {
+  if (kernels.empty()) return nullptr;
+  double bytes = 0, before = 0, after = 0, flops = 0;
+  bool all_flops = true;
+  for (const auto& k : kernels) {
+    bytes += k["bytes"].get<double>();
+    before += k["before_ms"].get<double>();
+    after += k["after_ms"].get<double>();
+    if (k["flops"].is_number()) flops += k["flops"].get<double>();
+    else all_flops = false;
+  }
+  double bandwidth = 0;  // the device's measured copy bandwidth; the highest when modules measured it apart
+  const json& modules = member(report, "modules");
+  if (modules.is_array()) {
+    for (const auto& m : modules) bandwidth = std::max(bandwidth, number_or(m, "bandwidth_gbps", 0.0));
+  }
+  auto fraction = [&](double ms) -> json {
+    if (bandwidth <= 0 || ms <= 0 || bytes <= 0) return nullptr;
+    return bytes / (ms * 1e6) / bandwidth;  // bytes per ms * 1e-6 = GB/s
+  };
+  return {{"bytes", bytes},
+          {"flops", all_flops ? json(flops) : json(nullptr)},
+          {"bandwidth_gbps", bandwidth > 0 ? json(bandwidth) : json(nullptr)},
+          {"before_ms", before},
+          {"after_ms", after},
+          {"fraction_before", fraction(before)},
+          {"fraction_after", fraction(after)}};
 }
 
 }  // namespace
@@ -59,7 +153,8 @@ std::vector<fs::path> select_problems(const BenchOptions& o) {
 json bench_row(const fs::path& relative, const json& report, const std::string& error) {
   json row = {{"problem", relative.string()}, {"level", level_of(relative)}};
   if (!error.empty()) {
-    row.update({{"status", "failed"}, {"error", error}, {"speedup", 1.0}, {"correct", nullptr}});
+    row.update({{"status", "failed"}, {"error", error}, {"speedup", 1.0}, {"correct", nullptr},
+                {"kernels", json::array()}, {"roofline", nullptr}});
     return row;
   }
   const auto& e = report["end_to_end"];
@@ -69,6 +164,8 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
   for (const auto& m : report["modules"]) kernels += static_cast<int>(m["kernels"].size());
   double speedup = 1.0;  // a kept baseline counts as 1.0
   if (improved && correct) speedup = e["speedup_vs_compile"]["speedup"].get<double>();
+  json per_kernel = kernel_rows(report, improved && correct);
+  json roofline = problem_roofline(report, per_kernel);
   row.update({{"status", !correct ? "incorrect" : improved ? "improved" : "baseline kept"},
               {"correct", correct},
               {"speedup", speedup},
@@ -78,7 +175,9 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
               {"optimized_ms", e["optimized_ms"]["median"]},
               {"eager_ms", e["eager_ms"]["median"]},
               {"triton_kernels", kernels},
-              {"kernels_improved", report["summary"].value("kernels_improved", 0)}});
+              {"kernels_improved", report["summary"].value("kernels_improved", 0)},
+              {"kernels", std::move(per_kernel)},
+              {"roofline", std::move(roofline)}});
   return row;
 }
 
@@ -99,9 +198,22 @@ json aggregate(const std::vector<json>& rows) {
       for (const json* r : rs) n += (*r)["correct"] == true && (*r)["speedup"].get<double>() > p;
       fast[fmt::format("fast_{:.1f}", p)] = rs.empty() ? 0.0 : static_cast<double>(n) / rs.size();
     }
+    // roofline: medians over the problems whose Triton kernels have both fractions (rows from older
+    // bench.json files have no "roofline" and are left out)
+    std::vector<double> before, after;
+    for (const json* r : rs) {
+      const json& roof = member(*r, "roofline");
+      if (roof.is_object() && roof["fraction_before"].is_number() && roof["fraction_after"].is_number()) {
+        before.push_back(roof["fraction_before"].get<double>());
+        after.push_back(roof["fraction_after"].get<double>());
+      }
+    }
+    json roofline = {{"problems", before.size()},
+                     {"median_fraction_before", before.empty() ? json(nullptr) : json(verify::median(before))},
+                     {"median_fraction_after", after.empty() ? json(nullptr) : json(verify::median(after))}};
     return json{{"problems", rs.size()}, {"geomean_speedup", rs.empty() ? 1.0 : std::exp(log_sum / rs.size())},
                 {"improved", improved}, {"incorrect", incorrect}, {"failed", failed},
-                {"no_triton_kernel", no_kernel}, {"fast_p", fast}};
+                {"no_triton_kernel", no_kernel}, {"fast_p", fast}, {"roofline", roofline}};
   };
   std::map<std::string, std::vector<const json*>> by_level;
   std::vector<const json*> all;
@@ -115,6 +227,16 @@ json aggregate(const std::vector<json>& rows) {
 }
 
 namespace {
+
+std::string percent_or_dash(const json& fraction) {
+  return fraction.is_number() ? fmt::format("{:.0f}%", 100 * fraction.get<double>()) : "-";
+}
+
+/// "80% → 93%": the fraction of the measured bandwidth before → after; "-" where unknown.
+std::string bandwidth_before_after(const json& before, const json& after) {
+  if (!before.is_number() && !after.is_number()) return "-";
+  return percent_or_dash(before) + " → " + percent_or_dash(after);
+}
 
 std::string markdown(const json& bench) {
   std::string md = "# kernelopt bench\n\n";
@@ -131,28 +253,42 @@ std::string markdown(const json& bench) {
                     "incorrect {}; failed {}; no Triton kernel {}.\n\n",
                     o["problems"].get<int>(), o["geomean_speedup"].get<double>(), o["improved"].get<int>(),
                     o["incorrect"].get<int>(), o["failed"].get<int>(), o["no_triton_kernel"].get<int>());
-  md += "| level | problems | geomean | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 |\n";
-  md += "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  const json& roof = member(o, "roofline");
+  if (number_or(roof, "problems", 0) > 0) {
+    md += fmt::format("Share of the measured memory bandwidth the Triton kernels reach (their bytes / their time; "
+                      "median of {} problems with Triton kernels): {}.\n\n",
+                      roof["problems"].get<int>(),
+                      bandwidth_before_after(roof["median_fraction_before"], roof["median_fraction_after"]));
+  }
+  md += "| level | problems | geomean | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
+        "median % of bandwidth before → after |\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [level, s] : bench["aggregate"]["levels"].items()) {
     const auto& f = s["fast_p"];
-    md += fmt::format("| {} | {} | {:.3f} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", level, s["problems"].get<int>(),
-                      s["geomean_speedup"].get<double>(), s["improved"].get<int>(), f["fast_1.0"].get<double>(),
-                      f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(), f["fast_2.0"].get<double>());
+    const json& lr = member(s, "roofline");
+    md += fmt::format("| {} | {} | {:.3f} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} |\n", level,
+                      s["problems"].get<int>(), s["geomean_speedup"].get<double>(), s["improved"].get<int>(),
+                      f["fast_1.0"].get<double>(), f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(),
+                      f["fast_2.0"].get<double>(),
+                      bandwidth_before_after(number_or_null(lr, "median_fraction_before"),
+                                             number_or_null(lr, "median_fraction_after")));
   }
-  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | Triton kernels | wall s | "
-        "screened / gated |\n";
-  md += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | Triton kernels | "
+        "% of bandwidth before → after | wall s | screened / gated |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& r : bench["problems"]) {
     if (r["status"] == "failed") {
-      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | |\n", r["problem"].get<std::string>(),
+      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | | |\n", r["problem"].get<std::string>(),
                         r["error"].get<std::string>());
       continue;
     }
     const json wall = r.value("wall_s", json(nullptr));
-    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} / {} |\n",
+    const json& rr = member(r, "roofline");
+    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} | {} / {} |\n",
                       r["problem"].get<std::string>(), r["status"] == "incorrect" ? "**INCORRECT** " : "",
                       r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
                       r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(), r["triton_kernels"].get<int>(),
+                      bandwidth_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
                       wall.is_number() ? fmt::format("{:.0f}", wall.get<double>()) : "-",
                       r.value("candidates_screened", 0), r.value("candidates_gated", 0));
   }
@@ -209,9 +345,7 @@ json run_bench(const BenchOptions& o) {
     util::write_file_atomic(o.out_dir / "bench.json", partial.dump(1) + "\n");
   }
   json bench = {{"problems", rows}, {"aggregate", aggregate(rows)},
-                {"shard", fmt::format("{}/{}", o.shard_index, o.shard_count)},
-                {"method", "speedup = torch.compile time / optimized time per model call (median, CUDA events, "
-                           "L2 flushed, interleaved); baseline kept = 1.0; correctness vs float64 eager on fresh seeds"}};
+                {"shard", fmt::format("{}/{}", o.shard_index, o.shard_count)}, {"method", kMethod}};
   util::write_file_atomic(o.out_dir / "bench.json", bench.dump(1) + "\n");
   util::write_file_atomic(o.out_dir / "bench.md", markdown(bench));
   util::write_file_atomic(o.out_dir / "bench.html", report::bench_html(bench));
@@ -250,8 +384,7 @@ json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_di
   }
   std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["problem"] < b["problem"]; });
   json merged = {{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "merged"}, {"merged_from", sources},
-                 {"method", "speedup = torch.compile time / optimized time per model call (median, CUDA events, "
-                            "L2 flushed, interleaved); baseline kept = 1.0; correctness vs float64 eager on fresh seeds"}};
+                 {"method", kMethod}};
   util::ensure_dir(out_dir);
   util::write_file_atomic(out_dir / "bench.json", merged.dump(1) + "\n");
   util::write_file_atomic(out_dir / "bench.md", markdown(merged));

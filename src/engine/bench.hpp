@@ -2,7 +2,9 @@
 /// `kernelopt bench DIR`: every KernelBench-format problem under DIR through
 /// optimize, then the numbers the field reports: geometric mean of the
 /// speedup over torch.compile (a problem whose baseline was kept counts as
-/// 1.0), how many improved, fast_p, and problems with no Triton kernel.
+/// 1.0), how many improved, fast_p, and problems with no Triton kernel; per
+/// problem, each Triton kernel's time and the share of the measured memory
+/// bandwidth the kernels reach, before and after.
 /// Resumable: a problem whose run finished is read back, not rerun; one
 /// problem's failure never stops the others.
 #pragma once
@@ -29,10 +31,18 @@ struct BenchOptions {
 /// The problems `options` selects, as paths relative to problems_dir, sorted.
 std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
 
-/// Per-problem row from a finished run's report.json (or its failure).
+/// Per-problem row from a finished run's report.json (or its failure). Besides the speedup and times:
+/// "kernels", one entry per Triton kernel (name, module, kind, bound, status, before_ms, after_ms, bytes,
+/// flops or null, roofline_before, roofline_after); after = before unless the kernel improved and the row
+/// is "improved" (an improved kernel of a reverted run has status "reverted"). "roofline", the Triton
+/// kernels together (null without one): bytes, flops (null unless every kernel has them), bandwidth_gbps,
+/// before_ms, after_ms, fraction_before/after = bytes / time / bandwidth (null where not measured).
+/// Bytes are the distinct tensor storages a kernel's launches take, not vendor calls' traffic.
+/// Rows of older bench.json files lack "kernels" and "roofline"; every reader tolerates that.
 nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::json& report, const std::string& error);
 
-/// Aggregates rows: per level and overall geomean, improved, fast_p, incorrect, no-kernel counts.
+/// Aggregates rows: per level and overall geomean, improved, fast_p, incorrect, no-kernel counts, and
+/// "roofline": the median fraction_before and fraction_after over the problems that have both.
 nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
 
 /// Runs the selection; writes bench.json and bench.md; returns bench.json.

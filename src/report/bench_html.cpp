@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -127,6 +128,219 @@ std::string speedup_plot(const json& rows) {
   return s;
 }
 
+// Tableau 10: a kernel's colour is its launch-order index in the problem, the same before and after.
+constexpr const char* kKernelColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                          "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+const json& member(const json& obj, const char* key) {
+  static const json null_json;
+  return obj.is_object() && obj.contains(key) ? obj[key] : null_json;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+// "80% → 93%"; "" where neither is known.
+std::string before_after(std::optional<double> before, std::optional<double> after) {
+  if (!before && !after) return "";
+  return (before ? percent(*before) : "-") + " \xe2\x86\x92 " + (after ? percent(*after) : "-");
+}
+
+// A tick step of about `ticks` ticks over [0, max], on 1, 2 or 5 times a power of ten.
+double tick_step(double max, int ticks) {
+  const double raw = max / ticks, p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (m * p >= raw) return m * p;
+  }
+  return 10 * p;
+}
+
+struct RoofRow {
+  std::string problem, status;
+  double before;
+  std::optional<double> after, bandwidth, bytes, before_ms, after_ms;
+  size_t kernels;
+};
+
+// % of the measured bandwidth the problem's Triton kernels reach, before (grey) and after (status colour).
+std::string roofline_plot(const json& rows) {
+  std::vector<RoofRow> dots;
+  if (rows.is_array()) {
+    for (const auto& r : rows) {
+      const json& roof = member(r, "roofline");
+      auto before = field(roof, "fraction_before");
+      if (!before || *before < 0) continue;
+      auto after = field(roof, "fraction_after");
+      if (after && *after < 0) after.reset();
+      const json& ks = member(r, "kernels");
+      dots.push_back({text(r, "problem"), text(r, "status"), *before, after, field(roof, "bandwidth_gbps"),
+                      field(roof, "bytes"), field(roof, "before_ms"), field(roof, "after_ms"),
+                      ks.is_array() ? ks.size() : 0});
+    }
+  }
+  std::stable_sort(dots.begin(), dots.end(), [](const RoofRow& a, const RoofRow& b) { return a.before > b.before; });
+  double xmax = 1.0;
+  for (const auto& d : dots) xmax = std::max({xmax, d.before, d.after.value_or(0.0)});
+  xmax = std::ceil(xmax * 1.05 * 10) / 10;
+  const double label_w = 300, plot_w = 560, right = 90, top = 24, row_h = 20;
+  const double width = label_w + plot_w + right;
+  const double axis_y = top + row_h * std::max<size_t>(dots.size(), 1);
+  auto x = [&](double v) { return label_w + plot_w * std::clamp(v, 0.0, xmax) / xmax; };
+
+  std::string s = fmt::format(
+      "<svg id=\"roofline-plot\" data-problems=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"share of the measured memory bandwidth per problem, before "
+      "and after\">\n",
+      dots.size(), width, axis_y + 30, width, axis_y + 30);
+  const double step = tick_step(xmax, 8);
+  for (double t = 0; t <= xmax + 1e-9; t += step) {
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eee\"/>"
+                     "<text x=\"{0:.1f}\" y=\"{3}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">{4}</text>\n",
+                     x(t), top - 4, axis_y, axis_y + 14, percent(t));
+  }
+  s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">"
+                   "Triton kernels' bytes / time, % of the measured memory bandwidth</text>\n",
+                   label_w + plot_w / 2, axis_y + 28);
+  for (size_t i = 0; i < dots.size(); ++i) {
+    const RoofRow& d = dots[i];
+    const double cy = top + row_h * i + row_h / 2;
+    std::string tip = fmt::format("{}: {} of the measured bandwidth before", d.problem, percent(d.before));
+    if (d.after) tip += fmt::format(", {} after ({})", percent(*d.after), d.status);
+    if (d.bandwidth) tip += fmt::format("\n{:.0f} GB/s measured", *d.bandwidth);
+    if (d.bytes) tip += fmt::format("; {} Triton kernel(s) moving {:.1f} MB", d.kernels, *d.bytes / 1e6);
+    if (d.before_ms && d.after_ms) tip += fmt::format(" in {:.4f} -> {:.4f} ms", *d.before_ms, *d.after_ms);
+    s += fmt::format("<g class=\"roof-row\"><title>{}</title>"
+                     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
+                     html_escape(tip), label_w - 6, cy, html_escape(shorten(d.problem, 40)));
+    double end = x(d.before);
+    if (d.after) {
+      s += fmt::format("<line class=\"roof-change\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" "
+                       "stroke=\"#bbb\" stroke-width=\"3\"/>",
+                       x(d.before), x(*d.after), cy);
+    }
+    s += fmt::format("<circle class=\"roof-before\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"#fff\" stroke=\"#666\" "
+                     "stroke-width=\"1.5\"/>", x(d.before), cy);
+    if (d.after) {
+      s += fmt::format("<circle class=\"roof-after\" data-status=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"{}\"/>",
+                       html_escape(d.status), x(*d.after), cy, colour(d.status));
+      end = std::max(end, x(*d.after));
+    }
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" dominant-baseline=\"middle\" fill=\"#333\">{}</text></g>\n",
+                     end + 8, cy, d.after ? percent(d.before) + " \xe2\x86\x92 " + percent(*d.after) : percent(d.before));
+  }
+  s += fmt::format("<line id=\"bandwidth-line\" data-x=\"1.0\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" "
+                   "stroke=\"#000\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>"
+                   "<text x=\"{0:.1f}\" y=\"{3}\" font-size=\"11\" text-anchor=\"middle\">100% = measured bandwidth</text>\n",
+                   x(1.0), top - 4, axis_y, top - 8);
+  return s + "</svg>\n";
+}
+
+struct KernelTime {
+  std::string name, kind, bound, status;
+  double before, after;
+  std::optional<double> roof_before, roof_after;
+};
+
+struct TimeRow {
+  std::string problem, status;
+  std::vector<KernelTime> kernels;
+  double before = 0, after = 0;  // sums, ms per model call
+};
+
+// One row of segments (a problem's before or after bar); widths are shares of the problem's before time.
+std::string segments(const TimeRow& row, bool after, double x0, double y, double h, double scale) {
+  std::string s;
+  double x = x0;
+  for (size_t k = 0; k < row.kernels.size(); ++k) {
+    const KernelTime& kt = row.kernels[k];
+    const double ms = after ? kt.after : kt.before;
+    const double w = ms * scale;
+    if (w <= 0) continue;
+    const auto roof = after ? kt.roof_after : kt.roof_before;
+    std::string tip = fmt::format("{} ({}, {}-bound, {})\n{}: {:.4f} ms ({} of the problem's Triton time before)",
+                                  kt.name, kt.kind, kt.bound, kt.status, after ? "after" : "before", ms,
+                                  percent(ms / row.before));
+    if (roof) tip += fmt::format("; {} of bandwidth", percent(*roof));
+    const char* fill = kKernelColours[k % std::size(kKernelColours)];
+    s += fmt::format("<g class=\"seg\" data-phase=\"{}\" data-kernel=\"{}\"><title>{}</title>"
+                     "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
+                     "stroke-width=\"0.7\"/>",
+                     after ? "after" : "before", k, html_escape(tip), x, y, w, h, fill);
+    if (w >= 70) {  // room for the kernel's name
+      std::string name = kt.name.rfind("triton_", 0) == 0 ? kt.name.substr(7) : kt.name;
+      s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#fff\" dominant-baseline=\"middle\">{}</text>",
+                       x + 3, y + h / 2, html_escape(shorten(name, static_cast<size_t>(w / 5.5))));
+    }
+    s += "</g>";
+    x += w;
+  }
+  return s;
+}
+
+// Per problem, the Triton kernels' time per model call before and after as stacked bars, before = 100%.
+std::string time_plot(const json& rows) {
+  std::vector<TimeRow> bars;
+  if (rows.is_array()) {
+    for (const auto& r : rows) {
+      const json& ks = member(r, "kernels");
+      if (!ks.is_array() || ks.empty()) continue;
+      TimeRow row{text(r, "problem"), text(r, "status"), {}, 0, 0};
+      for (const auto& k : ks) {
+        const double before = field(k, "before_ms").value_or(0.0);
+        const double after = field(k, "after_ms").value_or(before);
+        if (before < 0 || after < 0) continue;
+        row.kernels.push_back({text(k, "name"), text(k, "kind"), text(k, "bound"), text(k, "status"), before, after,
+                               field(k, "roofline_before"), field(k, "roofline_after")});
+        row.before += before;
+        row.after += after;
+      }
+      if (row.before > 0) bars.push_back(std::move(row));
+    }
+  }
+  // the largest cut in Triton time first
+  std::stable_sort(bars.begin(), bars.end(),
+                   [](const TimeRow& a, const TimeRow& b) { return a.after / a.before < b.after / b.before; });
+  double xmax = 1.0;
+  for (const auto& b : bars) xmax = std::max(xmax, b.after / b.before);
+  const double label_w = 300, plot_w = 560, right = 130, top = 10, row_h = 32, bar_h = 12;
+  const double width = label_w + plot_w + right;
+  const double axis_y = top + row_h * std::max<size_t>(bars.size(), 1);
+  std::string s = fmt::format(
+      "<svg id=\"time-plot\" data-problems=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"Triton kernel time per problem, before and after\">\n",
+      bars.size(), width, axis_y + 30, width, axis_y + 30);
+  const double step = xmax <= 1.5 ? 0.25 : tick_step(xmax, 6);
+  for (double t = 0; t <= xmax + 1e-9; t += step) {
+    const double tx = label_w + plot_w * t / xmax;
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"{3}\"/>"
+                     "<text x=\"{0:.1f}\" y=\"{4}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">{5}</text>\n",
+                     tx, top, axis_y, t == 1.0 ? "#999" : "#eee", axis_y + 14, percent(t));
+  }
+  s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">"
+                   "Triton kernels' time per model call, % of torch.compile's</text>\n",
+                   label_w + plot_w / 2, axis_y + 28);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const TimeRow& b = bars[i];
+    const double y = top + row_h * i + 3, scale = plot_w / xmax / b.before;
+    std::string tip = fmt::format("{}: {} Triton kernel(s), {:.4f} -> {:.4f} ms per model call ({})", b.problem,
+                                  b.kernels.size(), b.before, b.after, b.status);
+    for (const auto& k : b.kernels) tip += fmt::format("\n{}: {:.4f} -> {:.4f} ms", k.name, k.before, k.after);
+    s += fmt::format("<g class=\"time-row\"><title>{}</title>"
+                     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>"
+                     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"9\" text-anchor=\"end\" dominant-baseline=\"middle\" "
+                     "fill=\"#777\">before</text>"
+                     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"9\" text-anchor=\"end\" dominant-baseline=\"middle\" "
+                     "fill=\"#777\">after</text></g>",
+                     html_escape(tip), label_w - 42, y + bar_h, html_escape(shorten(b.problem, 34)), label_w - 4,
+                     y + bar_h / 2, label_w - 4, y + bar_h + 2 + bar_h / 2);
+    s += segments(b, false, label_w, y, bar_h, scale);
+    s += segments(b, true, label_w, y + bar_h + 2, bar_h, scale);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" dominant-baseline=\"middle\" fill=\"#333\">"
+                     "{:.4f} \xe2\x86\x92 {:.4f} ms</text>\n",
+                     label_w + plot_w * std::max(1.0, b.after / b.before) / xmax + 6, y + bar_h + 1, b.before, b.after);
+  }
+  return s + "</svg>\n";
+}
+
 std::string legend(const json& rows) {
   std::string s = "<p class=\"legend\">";
   for (const char* st : {"improved", "baseline kept", "incorrect", "failed"}) {
@@ -142,7 +356,7 @@ std::string level_table(const json& agg) {
   std::string s =
       "<table id=\"level-table\"><thead><tr><th>level</th><th>problems</th><th>geomean</th><th>improved</th>"
       "<th>incorrect</th><th>failed</th><th>fast_1.0</th><th>fast_1.1</th><th>fast_1.5</th><th>fast_2.0</th>"
-      "</tr></thead><tbody>\n";
+      "<th>median % of bandwidth before → after</th></tr></thead><tbody>\n";
   auto row = [&](const std::string& name, const json& l, bool total) {
     const json fp = l.is_object() && l.contains("fast_p") ? l["fast_p"] : json::object();
     s += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
@@ -150,7 +364,8 @@ std::string level_table(const json& agg) {
                      fmt_num(field(l, "geomean_speedup"), "{:.3f}"), fmt_num(field(l, "improved"), "{:g}"),
                      fmt_num(field(l, "incorrect"), "{:g}"), fmt_num(field(l, "failed"), "{:g}"));
     for (const char* k : {"fast_1.0", "fast_1.1", "fast_1.5", "fast_2.0"}) s += "<td>" + fmt_num(field(fp, k), "{:.2f}") + "</td>";
-    s += "</tr>\n";
+    const json& roof = member(l, "roofline");
+    s += "<td>" + before_after(field(roof, "median_fraction_before"), field(roof, "median_fraction_after")) + "</td></tr>\n";
   };
   if (agg.is_object() && agg.contains("levels") && agg["levels"].is_object())
     for (const auto& [name, l] : agg["levels"].items()) row(name, l, false);
@@ -162,7 +377,7 @@ std::string problem_table(const json& rows) {
   std::string s =
       "<table id=\"problem-table\" class=\"sortable\" data-rows=\"{}\"><thead><tr><th>problem</th><th>status</th>"
       "<th>speedup</th><th>torch.compile ms</th><th>optimized ms</th><th>eager ms</th><th>Triton kernels</th>"
-      "</tr></thead><tbody>\n";
+      "<th>% of bandwidth before → after</th></tr></thead><tbody>\n";
   size_t n = 0;
   std::string body;
   if (rows.is_array()) {
@@ -171,10 +386,12 @@ std::string problem_table(const json& rows) {
       const std::string status = text(r, "status"), error = text(r, "error");
       std::string st = fmt::format("<span class=\"dot\" style=\"background:{}\"></span>{}", colour(status), html_escape(status));
       if (!error.empty()) st += "<div class=\"err\">" + html_escape(error) + "</div>";
-      body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+      const json& roof = member(r, "roofline");
+      body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                           html_escape(text(r, "problem")), st, fmt_num(field(r, "speedup"), "{:.3f}"),
                           fmt_num(field(r, "baseline_ms"), "{:.4f}"), fmt_num(field(r, "optimized_ms"), "{:.4f}"),
-                          fmt_num(field(r, "eager_ms"), "{:.4f}"), fmt_num(field(r, "triton_kernels"), "{:g}"));
+                          fmt_num(field(r, "eager_ms"), "{:.4f}"), fmt_num(field(r, "triton_kernels"), "{:g}"),
+                          before_after(field(roof, "fraction_before"), field(roof, "fraction_after")));
     }
   }
   return fmt::format(fmt::runtime(s), n) + body + "</tbody></table>\n";
@@ -187,12 +404,14 @@ table{border-collapse:collapse;font-size:13px}th,td{border-bottom:1px solid #ddd
 th:first-child,td:first-child,#problem-table td:nth-child(2),#problem-table th:nth-child(2){text-align:left}
 th{background:#f4f4f4;cursor:default}.sortable th{cursor:pointer}tr.total td{font-weight:600;border-top:2px solid #999}
 .legend span{margin-right:14px}.legend i,.dot{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px}
+.legend i.ring{border:1.5px solid #666;border-radius:50%;width:8px;height:8px;background:#fff}
 .err{color:#a33;font-size:12px;max-width:420px;white-space:pre-wrap;word-break:break-word;text-align:left}
 .summary{color:#444}svg text{font-family:inherit}
 </style>
 )";
 
-// Sorts the per-problem table on a header click; sets body[data-ready] last (tests check it).
+// Sorts the per-problem table on a header click; counts each plot's shapes the browser laid out with a
+// size (svg[data-drawn]); sets body[data-ready] last (tests check both).
 constexpr const char* kScript = R"(<script>
 (function(){
   var t=document.getElementById("problem-table");
@@ -205,6 +424,9 @@ constexpr const char* kScript = R"(<script>
         var c=(!isNaN(nx)&&!isNaN(ny))?nx-ny:x.localeCompare(y);return asc?c:-c;});
       rs.forEach(function(r){tb.appendChild(r);});
     });});}
+  document.querySelectorAll("svg[id$='-plot']").forEach(function(svg){
+    var n=0;svg.querySelectorAll("rect,circle").forEach(function(e){var b=e.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});
+    svg.dataset.drawn=String(n);});
   document.body.dataset.ready="1";
 })();
 </script>
@@ -244,7 +466,24 @@ std::string bench_html(const json& bench) {
                    fmt_num(field(overall, "improved"), "{:g}"), fmt_num(field(overall, "incorrect"), "{:g}"),
                    fmt_num(field(overall, "failed"), "{:g}"), fmt_num(field(overall, "no_triton_kernel"), "{:g}"),
                    text(bench, "shard").empty() ? "" : " Shard " + html_escape(text(bench, "shard")) + ".");
+  const json& roof = member(overall, "roofline");
+  if (field(roof, "problems").value_or(0) > 0) {
+    h += fmt::format("<p class=\"summary\" id=\"roofline-summary\">Triton kernels reach a median <b>{}</b> of the "
+                     "measured memory bandwidth ({} problems with Triton kernels).</p>\n",
+                     before_after(field(roof, "median_fraction_before"), field(roof, "median_fraction_after")),
+                     fmt_num(field(roof, "problems"), "{:g}"));
+  }
   h += "<h2>Speedup per problem vs torch.compile</h2>\n" + legend(rows) + speedup_plot(rows);
+  h += "<h2>Share of the memory bandwidth reached, before and after</h2>\n"
+       "<p class=\"legend\">Per problem with Triton kernels: their bytes (the distinct tensor storages their launches "
+       "take; vendor calls not counted) over their time per model call, as a share of the device's measured copy "
+       "bandwidth. <span><i class=\"ring\"></i>before (torch.compile)</span> <span><i style=\"background:" +
+       std::string(colour("improved")) + "\"></i>after, improved</span> <span><i style=\"background:" +
+       colour("baseline kept") + "\"></i>after, baseline kept</span></p>\n" + roofline_plot(rows);
+  h += "<h2>Triton kernel time, before and after</h2>\n"
+       "<p class=\"legend\">Per problem with Triton kernels: each kernel's time per model call, torch.compile's "
+       "total = 100%. One colour per kernel in launch order, the same before and after; hover a segment for the "
+       "kernel's name and numbers. Vendor calls (cuBLAS, cuDNN) are not drawn.</p>\n" + time_plot(rows);
   h += "<h2>Per level</h2>\n" + level_table(agg);
   h += "<h2>Per problem</h2>\n" + problem_table(rows);
   if (!text(bench, "method").empty()) h += "<p class=\"summary\"><small>" + html_escape(text(bench, "method")) + "</small></p>\n";

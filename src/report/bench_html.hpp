@@ -2,7 +2,10 @@
 /// bench.html: the bench.json of `kernelopt bench` as one self-contained page
 /// (inline SVG and a few lines of inline JS; no external resources): speedup
 /// per problem vs torch.compile as sorted bars with a 1.0 line and CI
-/// whiskers, the per-level summary table and the per-problem table.
+/// whiskers; per problem, the share of the measured memory bandwidth its
+/// Triton kernels reach before and after (dumbbells, a 100% line); per
+/// problem, each Triton kernel's time before and after (stacked bars, before =
+/// 100%, one colour per kernel); the per-level and per-problem tables.
 #pragma once
 
 #include <string>
@@ -17,7 +20,12 @@ std::string html_escape(const std::string& text);
 /// The page for `bench` ({"problems": [rows], "aggregate": {...}} as engine/bench.cpp
 /// builds it). Tolerates missing or null fields (a row is drawn from what it has).
 /// Element ids: "speedup-plot" (svg, data-bars = bars drawn), "ref-line" (the 1.0 line),
-/// "level-table", "problem-table" (data-rows); the script sets body[data-ready="1"] last.
+/// "roofline-plot" (svg, data-problems = rows drawn: circles "roof-before", "roof-after"),
+/// "bandwidth-line" (the 100% line), "time-plot" (svg, data-problems = rows drawn: groups "seg"
+/// with data-phase before|after and data-kernel = launch-order index), "level-table",
+/// "problem-table" (data-rows); the script sets each plot's data-drawn (its rects and circles laid
+/// out with a size) and body[data-ready="1"] last. Problem and kernel
+/// names appear only escaped, in text and <title>, never in attributes.
 std::string bench_html(const nlohmann::json& bench);
 
 }  // namespace kernelopt::report

@@ -1,11 +1,18 @@
 """bench.html from the real `kernelopt bench`, rendered by headless Chromium: the page's script
-runs to the end (body[data-ready="1"]), the speedup plot has one bar per problem, user text
-is escaped, and a screenshot comes out.
+runs to the end (body[data-ready="1"]), the speedup plot has one bar per problem, the roofline
+and kernel-time plots are laid out with their shapes, user text is escaped, and a screenshot
+comes out.
 
 Runs on any machine: every problem's get_inputs() raises, which the worker reports before it
-looks for a GPU, so each problem fails the same way with or without one and bench.html is
-written with 3 failed bars. Needs `chromium` (scripts/setup.sh installs it); fails without.
+looks for a GPU, so each problem fails the same way with or without one. One more problem,
+d_softmax.py, has a finished run already in the bench directory: the real report.json of an H200
+run (tests/fixtures/reports), with a second kernel named as markup added; bench reads finished
+runs back instead of rerunning them, so bench.html is written with 3 failed bars and one
+problem with Triton kernels, drawn in every plot. Needs `chromium` (scripts/setup.sh installs
+it); fails without.
 """
+import copy
+import json
 import os
 import re
 import shutil
@@ -41,6 +48,22 @@ MESSAGES = {
     "c_relu.py": "plain failure",
 }
 
+REPORT = os.path.join(ROOT, "tests", "fixtures", "reports", "softmax_h200.report.json")
+MARKUP_KERNEL = "triton_poi_<script>alert(2)</script>"
+
+
+def _finished_softmax_run(run_dir):
+    """The fixture's report.json plus a second (unimproved) kernel whose name is markup."""
+    report = json.loads(open(REPORT).read())
+    kernels = report["modules"][0]["kernels"]
+    extra = copy.deepcopy(kernels[0])
+    extra["name"] = extra["profile"]["name"] = MARKUP_KERNEL
+    extra["profile"]["time_ms"] = 0.02
+    extra["outcome"] = {"status": "no gain", "screened": 2, "gated": 0}
+    kernels.append(extra)
+    run_dir.mkdir(parents=True)
+    (run_dir / "report.json").write_text(json.dumps(report))
+
 
 @pytest.fixture(scope="session")
 def kernelopt():
@@ -69,6 +92,8 @@ def bench_html(kernelopt, tmp_path_factory):
     problems.mkdir(parents=True)
     for name, message in MESSAGES.items():
         (problems / name).write_text(textwrap.dedent(PROBLEM.format(message=message)))
+    (problems / "d_softmax.py").write_text(textwrap.dedent(PROBLEM.format(message="not run: finished earlier")))
+    _finished_softmax_run(tmp / "out" / "runs" / "level1" / "d_softmax")
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)  # conftest sets it for this process; a user's run has none
     proc = subprocess.run([kernelopt, "bench", str(tmp / "problems"), "--out", str(tmp / "out"),
@@ -90,6 +115,7 @@ def test_bench_html_source(bench_html):
     html = bench_html.read_text()
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "triton_poi_&lt;script&gt;alert(2)&lt;/script&gt;" in html
     assert re.search(r'<(link|img|script)[^>]*\s(src|href)=', html) is None, "page loads an external resource"
 
 
@@ -102,11 +128,43 @@ def test_bench_html_renders_in_chromium(chromium, bench_html, tmp_path):
     assert 'data-ready="1"' in body.group(0), f"the page's script did not run to the end: {body.group(0)}"
     plot = re.search(r'<svg[^>]*id="speedup-plot"[^>]*>', dom)
     assert plot, "no speedup plot in the DOM"
-    assert 'data-bars="3"' in plot.group(0), plot.group(0)
+    assert 'data-bars="4"' in plot.group(0), plot.group(0)
     assert len(re.findall(r'<rect class="bar" data-status="failed"', dom)) == 3
+    assert len(re.findall(r'<rect class="bar" data-status="improved"', dom)) == 1
     assert 'id="ref-line"' in dom
     assert 'id="level-table"' in dom and 'id="problem-table"' in dom
     assert "<script>alert" not in dom
+
+
+def _plot(dom, plot_id):
+    tag = re.search(rf'<svg[^>]*id="{plot_id}"[^>]*>', dom)
+    assert tag, f"no {plot_id} in the DOM"
+    drawn = re.search(r'data-drawn="(\d+)"', tag.group(0))
+    assert drawn, f"the page's script did not measure {plot_id}: {tag.group(0)}"
+    return tag.group(0), int(drawn.group(1))
+
+
+def test_bench_html_roofline_and_time_plots_render(chromium, bench_html, tmp_path):
+    proc = _chromium(chromium, tmp_path, "--dump-dom", bench_html.as_uri())
+    assert proc.returncode == 0, f"chromium --dump-dom exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    dom = proc.stdout
+    # roofline: the softmax problem only (failed problems have no Triton kernels), before and after dots
+    roof, roof_drawn = _plot(dom, "roofline-plot")
+    assert 'data-problems="1"' in roof, roof
+    assert len(re.findall(r'<circle class="roof-before"', dom)) == 1
+    assert len(re.findall(r'<circle class="roof-after" data-status="improved"', dom)) == 1
+    assert roof_drawn == 2, f"roofline plot: {roof_drawn} of 2 dots laid out"
+    assert 'id="bandwidth-line"' in dom
+    # time: two kernels, each a segment before and after, laid out with a size
+    time, time_drawn = _plot(dom, "time-plot")
+    assert 'data-problems="1"' in time, time
+    assert len(re.findall(r'class="seg" data-phase="before"', dom)) == 2
+    assert len(re.findall(r'class="seg" data-phase="after"', dom)) == 2
+    assert time_drawn == 4, f"time plot: {time_drawn} of 4 kernel segments laid out"
+    assert "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0" in dom
+    assert "<script>alert(2)" not in dom
+    _, speedup_drawn = _plot(dom, "speedup-plot")
+    assert speedup_drawn == 4, f"speedup plot: {speedup_drawn} of 4 bars laid out"
 
 
 def test_bench_html_screenshot(chromium, bench_html, tmp_path):

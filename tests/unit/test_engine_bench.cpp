@@ -9,6 +9,7 @@
 
 #include "engine/bench.hpp"
 #include "engine/optimize.hpp"
+#include "util/fs.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -103,6 +104,108 @@ TEST(EngineBench, AggregatesGeomeanImprovedAndFastP) {
 
 namespace {
 
+/// tests/fixtures/reports/softmax_h200.report.json: a real run of examples/softmax.py on an H200.
+json softmax_report() {
+  return json::parse(kernelopt::util::read_file(fs::path(KERNELOPT_SOURCE_DIR) / "tests" / "fixtures" / "reports" /
+                                                "softmax_h200.report.json"));
+}
+
+// The fixture's numbers, read off the file by hand: one reduction kernel, improved.
+constexpr double kBytes = 268435456.0;               // profile.bytes (256 MiB)
+constexpr double kBeforeMs = 0.07966400310397148;    // profile.time_ms
+constexpr double kAfterMs = 0.0684799998998642;      // outcome.after_ms
+constexpr double kBandwidth = 4231.327954246574;     // modules[0].bandwidth_gbps
+
+}  // namespace
+
+TEST(EngineBench, RowCarriesTritonKernelsAndRooflineOfARealReport) {
+  const json row = bench_row("level1/softmax.py", softmax_report(), "");
+  ASSERT_EQ(row["status"], "improved");
+  ASSERT_EQ(row["kernels"].size(), 1u);
+  const json& k = row["kernels"][0];
+  EXPECT_EQ(k["name"], "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0");
+  EXPECT_EQ(k["kind"], "reduction");
+  EXPECT_EQ(k["bound"], "memory");
+  EXPECT_EQ(k["module"], 0);
+  EXPECT_EQ(k["status"], "improved");
+  EXPECT_DOUBLE_EQ(k["before_ms"].get<double>(), kBeforeMs);
+  EXPECT_DOUBLE_EQ(k["after_ms"].get<double>(), kAfterMs);
+  EXPECT_DOUBLE_EQ(k["bytes"].get<double>(), kBytes);
+  EXPECT_TRUE(k["flops"].is_null());  // the worker does not count FLOPs; the profile has none
+  EXPECT_NEAR(k["roofline_before"].get<double>(), 0.7963446478858685, 1e-12);
+  EXPECT_NEAR(k["roofline_after"].get<double>(), 0.9264019070352935, 1e-12);
+
+  const json& r = row["roofline"];
+  ASSERT_TRUE(r.is_object());
+  EXPECT_DOUBLE_EQ(r["bytes"].get<double>(), kBytes);
+  EXPECT_TRUE(r["flops"].is_null());
+  EXPECT_DOUBLE_EQ(r["bandwidth_gbps"].get<double>(), kBandwidth);
+  // 268435456 B / 0.079664 ms = 3369.6 GB/s; / 4231.3 GB/s = 0.796: the Profiler's own fraction
+  EXPECT_NEAR(r["fraction_before"].get<double>(), kBytes / (kBeforeMs * 1e6) / kBandwidth, 1e-12);
+  EXPECT_NEAR(r["fraction_before"].get<double>(), 0.7963446478858685, 1e-9);
+  EXPECT_NEAR(r["fraction_after"].get<double>(), 0.9264019070352935, 1e-9);  // 3919.9 GB/s
+}
+
+TEST(EngineBench, RevertedRunKeepsBeforeTimesAfter) {
+  json report = softmax_report();
+  report["summary"]["improved"] = false;  // as when the end-to-end check reverted the stitched module
+  report["reverted_why"] = "end to end 0.98x is not faster than the baseline";
+  const json row = bench_row("level1/softmax.py", report, "");
+  EXPECT_EQ(row["status"], "baseline kept");
+  const json& k = row["kernels"][0];
+  EXPECT_EQ(k["status"], "reverted");
+  EXPECT_DOUBLE_EQ(k["after_ms"].get<double>(), kBeforeMs);
+  EXPECT_EQ(k["roofline_after"], k["roofline_before"]);
+  EXPECT_DOUBLE_EQ(row["roofline"]["fraction_after"].get<double>(), row["roofline"]["fraction_before"].get<double>());
+}
+
+TEST(EngineBench, RooflineNullWithoutTritonKernelOrBandwidth) {
+  const json none = bench_row("level1/c.py", report(false, true, 1.0, 0), "");
+  EXPECT_TRUE(none["kernels"].empty());
+  EXPECT_TRUE(none["roofline"].is_null());
+  EXPECT_TRUE(bench_row("level1/f.py", json(), "boom")["roofline"].is_null());
+  json unmeasured = softmax_report();
+  unmeasured["modules"][0]["bandwidth_gbps"] = 0.0;
+  const json r = bench_row("level1/softmax.py", unmeasured, "")["roofline"];
+  EXPECT_DOUBLE_EQ(r["bytes"].get<double>(), kBytes);
+  EXPECT_TRUE(r["bandwidth_gbps"].is_null());
+  EXPECT_TRUE(r["fraction_before"].is_null());
+  EXPECT_TRUE(r["fraction_after"].is_null());
+}
+
+TEST(EngineBench, AggregateMediansOfBandwidthFractions) {
+  auto with_fractions = [](const std::string& problem, double before, double after) {
+    json row = bench_row(problem, report(true, true, 1.5, 1), "");
+    row["roofline"] = {{"bytes", 1.0}, {"fraction_before", before}, {"fraction_after", after}};
+    return row;
+  };
+  std::vector<json> rows = {with_fractions("level1/a.py", 0.2, 0.5), with_fractions("level1/b.py", 0.6, 0.7),
+                            with_fractions("level1/c.py", 0.4, 0.9), with_fractions("level2/d.py", 0.1, 0.3),
+                            bench_row("level2/e.py", report(false, true, 1.0, 0), ""),  // no Triton kernel
+                            bench_row("level2/f.py", json(), "boom")};
+  json old = bench_row("level2/g.py", report(true, true, 1.2, 1), "");  // a row of an older bench.json
+  old.erase("roofline");
+  old.erase("kernels");
+  rows.push_back(old);
+  const json agg = aggregate(rows);
+  const json& l1 = agg["levels"]["level1"]["roofline"];
+  EXPECT_EQ(l1["problems"], 3);
+  EXPECT_NEAR(l1["median_fraction_before"].get<double>(), 0.4, 1e-12);
+  EXPECT_NEAR(l1["median_fraction_after"].get<double>(), 0.7, 1e-12);
+  const json& all = agg["overall"]["roofline"];
+  EXPECT_EQ(all["problems"], 4);
+  EXPECT_NEAR(all["median_fraction_before"].get<double>(), (0.2 + 0.4) / 2, 1e-12);
+  EXPECT_NEAR(all["median_fraction_after"].get<double>(), (0.5 + 0.7) / 2, 1e-12);
+  const json& l2 = agg["levels"]["level2"]["roofline"];
+  EXPECT_EQ(l2["problems"], 1);
+  EXPECT_NEAR(l2["median_fraction_after"].get<double>(), 0.3, 1e-12);
+  const json none = aggregate({bench_row("level3/x.py", json(), "boom")})["overall"]["roofline"];
+  EXPECT_EQ(none["problems"], 0);
+  EXPECT_TRUE(none["median_fraction_before"].is_null());
+}
+
+namespace {
+
 /// A finished (or unfinished) bench directory holding rows for `problems` with `speedup` each.
 fs::path bench_dir(const std::string& name, const std::vector<std::string>& problems, double speedup, bool finished = true) {
   fs::path dir = fs::temp_directory_path() / ("ko_merge_" + std::to_string(::getpid()) + "_" + name);
@@ -146,4 +249,35 @@ TEST(EngineBench, MergeRefusesDuplicatesUnfinishedMissingAndItsOwnInput) {
   EXPECT_THROW(merge_bench({a}, a), UserError);
   EXPECT_THROW(merge_bench({}, out), UserError);
   EXPECT_FALSE(fs::exists(out / "bench.json"));  // nothing written on a refusal
+}
+
+TEST(EngineBench, MergeRendersOldRowsBesideRowsWithRoofline) {
+  // an older shard: rows without "kernels" and "roofline"
+  fs::path old = bench_dir("old", {"level1/x.py"}, 1.2);
+  json bench = json::parse(kernelopt::util::read_file(old / "bench.json"));
+  for (auto& r : bench["problems"]) {
+    r.erase("kernels");
+    r.erase("roofline");
+  }
+  bench.erase("aggregate");
+  std::ofstream(old / "bench.json") << bench.dump();
+  // a new shard with the real softmax report
+  fs::path fresh = fs::temp_directory_path() / ("ko_merge_" + std::to_string(::getpid()) + "_fresh");
+  fs::remove_all(fresh);
+  fs::create_directories(fresh);
+  std::vector<json> rows = {bench_row("level1/softmax.py", softmax_report(), "")};
+  std::ofstream(fresh / "bench.json") << json{{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "2/2"}}.dump();
+
+  fs::path out = fs::temp_directory_path() / ("ko_merge_out3_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const json merged = merge_bench({old, fresh}, out);
+  EXPECT_EQ(merged["aggregate"]["overall"]["roofline"]["problems"], 1);
+  const std::string md = kernelopt::util::read_file(out / "bench.md");
+  EXPECT_NE(md.find("% of bandwidth before → after"), std::string::npos);
+  EXPECT_NE(md.find("| 80% → 93% |"), std::string::npos) << md;  // softmax: 0.796 -> 0.926
+  EXPECT_NE(md.find("median of 1 problems with Triton kernels): 80% → 93%."), std::string::npos) << md;
+  const size_t x = md.find("| level1/x.py |");
+  ASSERT_NE(x, std::string::npos);
+  EXPECT_NE(md.substr(x, md.find('\n', x) - x).find("| 1 | - | - |"), std::string::npos);  // old row: 1 kernel, no fraction, no wall time
+  EXPECT_TRUE(fs::exists(out / "bench.html"));
 }

@@ -1,10 +1,13 @@
-// bench.html from a synthetic bench.json: plot ids, one bar per problem, the 1.0 line, escaped user text.
+// bench.html from a synthetic bench.json and from rows of a real report: plot ids, one bar per problem,
+// the 1.0 and 100% lines, the roofline and kernel-time plots, escaped user text.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "engine/bench.hpp"
 #include "report/bench_html.hpp"
+#include "util/fs.hpp"
 
 using nlohmann::json;
 using kernelopt::report::bench_html;
@@ -66,4 +69,77 @@ TEST(BenchHtml, ToleratesEmptyAndPartialInput) {
   json b = {{"problems", {{{"problem", "x.py"}, {"status", "improved"}, {"speedup", nullptr}, {"speedup_ci", {nullptr, nullptr}}}}}};
   EXPECT_NE(bench_html(b).find("data-bars=\"0\""), std::string::npos);
   EXPECT_NE(bench_html(json::array()).find("</html>"), std::string::npos);
+}
+
+namespace {
+
+/// tests/fixtures/reports/softmax_h200.report.json: examples/softmax.py on an H200, one kernel improved.
+json softmax_report() {
+  return json::parse(kernelopt::util::read_file(std::filesystem::path(KERNELOPT_SOURCE_DIR) / "tests" / "fixtures" /
+                                                "reports" / "softmax_h200.report.json"));
+}
+
+/// The fixture's report with a second, unimproved kernel whose name is markup.
+json two_kernel_report() {
+  json r = softmax_report();
+  json k = r["modules"][0]["kernels"][0];
+  k["name"] = "triton_poi_<b>&\"evil\"";
+  k["profile"]["name"] = k["name"];
+  k["profile"]["time_ms"] = 0.02;
+  k["outcome"] = {{"status", "no gain"}, {"screened", 3}, {"gated", 0}};
+  r["modules"][0]["kernels"].push_back(k);
+  return r;
+}
+
+json real_rows_bench() {
+  json old = row("level1/old_row.py", "improved", 1.1);  // a row of an older bench.json: no kernels, no roofline
+  std::vector<json> rows = {kernelopt::engine::bench_row("level1/softmax.py", softmax_report(), ""),
+                            kernelopt::engine::bench_row("level1/two<kernels>.py", two_kernel_report(), ""), old,
+                            kernelopt::engine::bench_row("level2/failed.py", json(), "boom")};
+  return {{"problems", rows}, {"aggregate", kernelopt::engine::aggregate(rows)}};
+}
+
+}  // namespace
+
+TEST(BenchHtml, RooflinePlotHasBeforeAndAfterPerProblemWithKernels) {
+  const std::string h = bench_html(real_rows_bench());
+  EXPECT_NE(h.find("id=\"roofline-plot\" data-problems=\"2\""), std::string::npos);  // old and failed rows not drawn
+  EXPECT_EQ(count(h, "class=\"roof-before\""), 2u);
+  EXPECT_EQ(count(h, "class=\"roof-after\" data-status=\"improved\""), 2u);
+  EXPECT_NE(h.find("id=\"bandwidth-line\" data-x=\"1.0\""), std::string::npos);
+  EXPECT_NE(h.find("80% \xe2\x86\x92 93%"), std::string::npos);  // softmax: 0.796 -> 0.926 of 4231 GB/s
+  // overall median over the two problems, in the summary and the level table
+  EXPECT_NE(h.find("id=\"roofline-summary\""), std::string::npos);
+  EXPECT_NE(h.find("% of bandwidth before \xe2\x86\x92 after</th>"), std::string::npos);
+}
+
+TEST(BenchHtml, TimePlotStacksEachKernelBeforeAndAfter) {
+  const std::string h = bench_html(real_rows_bench());
+  EXPECT_NE(h.find("id=\"time-plot\" data-problems=\"2\""), std::string::npos);
+  EXPECT_EQ(count(h, "class=\"seg\" data-phase=\"before\""), 3u);  // 1 + 2 kernels
+  EXPECT_EQ(count(h, "class=\"seg\" data-phase=\"after\""), 3u);
+  EXPECT_EQ(count(h, "data-kernel=\"1\""), 2u);  // the second kernel, before and after, one colour
+  EXPECT_NE(h.find("triton_red_fused__softmax_exp_prepare_softmax_online_sub_0 (reduction, memory-bound, improved)"),
+            std::string::npos);
+  EXPECT_NE(h.find("0.0797 \xe2\x86\x92 0.0685 ms"), std::string::npos);
+}
+
+TEST(BenchHtml, EscapesKernelAndProblemNamesInNewPlots) {
+  const std::string h = bench_html(real_rows_bench());
+  EXPECT_EQ(h.find("<b>&"), std::string::npos);
+  EXPECT_EQ(h.find("two<kernels>"), std::string::npos);
+  EXPECT_NE(h.find("triton_poi_&lt;b&gt;&amp;&quot;evil&quot;"), std::string::npos);
+  EXPECT_NE(h.find("two&lt;kernels&gt;"), std::string::npos);
+}
+
+TEST(BenchHtml, NewPlotsAreEmptyWithoutRooflineFields) {
+  const std::string h = bench_html(synthetic());  // rows as older bench.json files hold them
+  EXPECT_NE(h.find("id=\"roofline-plot\" data-problems=\"0\""), std::string::npos);
+  EXPECT_NE(h.find("id=\"time-plot\" data-problems=\"0\""), std::string::npos);
+  EXPECT_EQ(h.find("id=\"roofline-summary\""), std::string::npos);
+  json partial = {{"problems", {{{"problem", "x.py"}, {"roofline", {{"fraction_before", nullptr}}},
+                                 {"kernels", {{{"name", "k"}, {"before_ms", "fast"}}}}}}}};
+  const std::string p = bench_html(partial);
+  EXPECT_NE(p.find("id=\"roofline-plot\" data-problems=\"0\""), std::string::npos);
+  EXPECT_NE(p.find("id=\"time-plot\" data-problems=\"0\""), std::string::npos);
 }
