@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "store/json_columns.hpp"
 #include "store/store.hpp"
 #include "util/hash.hpp"
 
@@ -57,21 +58,7 @@ std::int64_t pragma_int(Database& db, const char* pragma) {
   return st.step() ? st.column_int64(0) : 0;
 }
 
-json read_json(const Statement& st, int col) {
-  if (st.column_is_null(col)) return nullptr;
-  try {
-    return json::parse(st.column_text(col));
-  } catch (const json::exception& e) {
-    throw StoreError(std::string("library: corrupt JSON column: ") + e.what());
-  }
-}
 
-void bind_json(Statement& st, int idx, const json& value) {
-  if (value.is_null())
-    st.bind(idx, nullptr);
-  else
-    st.bind(idx, value.dump());
-}
 
 LibraryEntry read_entry(const Statement& st) {
   LibraryEntry e;
@@ -84,8 +71,8 @@ LibraryEntry read_entry(const Statement& st) {
   e.source = st.column_text(6);
   e.source_hash = st.column_text(7);
   e.code = st.column_text(8);
-  e.config = read_json(st, 9);
-  e.grid = read_json(st, 10);
+  e.config = read_json(st, 9, "library");
+  e.grid = read_json(st, 10, "library");
   e.origin = st.column_text(11);
   e.speedup = st.column_double(12);
   e.ci_low = st.column_double(13);
@@ -96,7 +83,7 @@ LibraryEntry read_entry(const Statement& st) {
   e.run_id = st.column_int64(18);
   e.run_out_dir = st.column_text(19);
   e.created_at = st.column_text(20);
-  e.evidence = read_json(st, 21);
+  e.evidence = read_json(st, 21, "library");
   return e;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "store/json_columns.hpp"
 #include "store/schema.hpp"
 
 namespace kernelopt::store {
@@ -12,12 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-void bind_json(Statement& st, int idx, const json& value) {
-  if (value.is_null())
-    st.bind(idx, nullptr);
-  else
-    st.bind(idx, value.dump());
-}
 
 void bind_text_or_null(Statement& st, int idx, const std::string& value) {
   if (value.empty())
@@ -26,14 +21,6 @@ void bind_text_or_null(Statement& st, int idx, const std::string& value) {
     st.bind(idx, value);
 }
 
-json read_json(const Statement& st, int col) {
-  if (st.column_is_null(col)) return nullptr;
-  try {
-    return json::parse(st.column_text(col));
-  } catch (const json::exception& e) {
-    throw StoreError(std::string("store: corrupt JSON column: ") + e.what());
-  }
-}
 
 const std::string kRunColumns =
     "SELECT id, created_at, input_path, input_hash, out_dir, status, options_json, finished_at, summary_json "
@@ -47,9 +34,9 @@ RunRecord read_run(const Statement& st) {
   r.input_hash = st.column_text(3);
   r.out_dir = st.column_text(4);
   r.status = st.column_text(5);
-  r.options = read_json(st, 6);
+  r.options = read_json(st, 6, "store");
   r.finished_at = st.column_text(7);
-  r.summary = read_json(st, 8);
+  r.summary = read_json(st, 8, "store");
   return r;
 }
 
@@ -64,7 +51,7 @@ CandidateRecord read_candidate(const Statement& st) {
   c.kernel = st.column_text(3);
   c.source_hash = st.column_text(4);
   c.origin = st.column_text(5);
-  c.meta = read_json(st, 6);
+  c.meta = read_json(st, 6, "store");
   c.status = st.column_text(7);
   c.created_at = st.column_text(8);
   return c;
@@ -192,7 +179,7 @@ std::vector<KernelRecord> Store::kernels(std::int64_t run_id) {
   std::vector<KernelRecord> out;
   while (st.step()) {
     out.push_back({st.column_int64(0), st.column_int64(1), static_cast<int>(st.column_int64(2)), st.column_text(3),
-                   st.column_text(4), st.column_text(5), read_json(st, 6)});
+                   st.column_text(4), st.column_text(5), read_json(st, 6, "store")});
   }
   return out;
 }
@@ -264,7 +251,7 @@ std::vector<VerdictRecord> Store::verdicts(std::int64_t candidate_id) {
   std::vector<VerdictRecord> out;
   while (st.step()) {
     out.push_back({st.column_int64(0), st.column_int64(1), st.column_text(2), st.column_int64(3) != 0,
-                   st.column_text(4), read_json(st, 5), st.column_text(6)});
+                   st.column_text(4), read_json(st, 5, "store"), st.column_text(6)});
   }
   return out;
 }
@@ -302,7 +289,7 @@ std::vector<TimingRecord> Store::timings(std::int64_t run_id) {
     if (!st.column_is_null(2)) t.candidate_id = st.column_int64(2);
     t.label = st.column_text(3);
     t.unit = st.column_text(4);
-    t.samples = read_json(st, 5).get<std::vector<double>>();
+    t.samples = read_json(st, 5, "store").get<std::vector<double>>();
     t.created_at = st.column_text(6);
     out.push_back(std::move(t));
   }

@@ -18,18 +18,10 @@ import pytest
 pytest.importorskip("helion", reason="Helion is not installed (pip install helion)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.path.join(ROOT, "build", "tools", "kernelopt", "kernelopt")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "helion")
 ANSWERS = os.path.join(ROOT, "tests", "fixtures", "relay", "helion_rms_norm", "answers")
 ENV = dict(os.environ, TRITON_INTERPRET="1", KERNELOPT_EXAMPLE_SMALL="1", KERNELOPT_ROOT=ROOT)
 
-
-@pytest.fixture(scope="module")
-def kernelopt():
-    if not os.path.isfile(BINARY):
-        build = subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], capture_output=True, text=True)
-        assert build.returncode == 0, f"scripts/build.sh failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}"
-    return BINARY
 
 
 def _run(kernelopt, tmp_path, file, *extra, env=ENV):

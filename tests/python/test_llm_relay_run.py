@@ -15,20 +15,11 @@ import shutil
 import sqlite3
 import subprocess
 
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.path.join(ROOT, "build", "tools", "kernelopt", "kernelopt")
 ANSWERS = os.path.join(ROOT, "tests", "fixtures", "relay", "standalone_softmax", "answers")
 WAITING = 75  # tools/kernelopt/commands.hpp: kExitWaiting
 
-
-@pytest.fixture(scope="module")
-def kernelopt():
-    if not os.path.isfile(BINARY):
-        build = subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], capture_output=True, text=True)
-        assert build.returncode == 0, f"scripts/build.sh failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}"
-    return BINARY
 
 
 def _verdicts(db):

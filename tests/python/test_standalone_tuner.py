@@ -26,7 +26,6 @@ from kernelopt.worker import ops  # noqa: E402
 from kernelopt.worker.standalone import load_file, parse_file  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.path.join(ROOT, "build", "tools", "kernelopt", "kernelopt")
 SOFTMAX = os.path.join(ROOT, "examples", "triton", "softmax.py")
 GOOD = os.path.join(ROOT, "tests", "fixtures", "standalone", "good.py")
 ENV = dict(os.environ, TRITON_INTERPRET="1", KERNELOPT_EXAMPLE_SMALL="1")
@@ -113,13 +112,6 @@ def test_parse_counts_loops_and_names_decorators():
 
 
 # -- whole runs: `kernelopt optimize-kernel` with no LLM ------------------------------------
-
-@pytest.fixture(scope="module")
-def kernelopt():
-    if not os.path.isfile(BINARY):
-        build = subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], capture_output=True, text=True)
-        assert build.returncode == 0, f"scripts/build.sh failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}"
-    return BINARY
 
 
 def optimize_kernel(kernelopt, tmp_path, problem, budget):

@@ -152,14 +152,13 @@ def _assign_index(body):
 
 
 def _is_init(node, value):
-    """`tl.full(shape, value, dtype)` / `tl.zeros(shape, dtype)` for value 0."""
-    if not isinstance(node, ast.Call):
-        return False
+    """`tl.full(shape, value, dtype)`, or `tl.zeros(shape, dtype)` when value is "0"."""
     name = _call_name(node)
     if name == "tl.zeros":
         return value == "0"
     if name == "tl.full" and len(node.args) >= 2:
-        return ast.unparse(node.args[1]) in ({"0": ("0", "0.0")}.get(value, ()) + (value,))
+        text = ast.unparse(node.args[1])
+        return text == value or (value == "0" and text == "0.0")
     return False
 
 

@@ -855,20 +855,12 @@ def op_check(args):
     for seed in s.seeds:
         for i, rec in enumerate(s.launches_of(seed, name)):
             run = {"seed": seed, "launch": i, "source": "model", "error": None, "tensors": []}
-            expected, got = rec.copy(), rec.copy()
-            try:
-                with torch.no_grad():
-                    expected.run(base)
-                    got.run(cand)
-                _sync(s.device)
-            except Exception as exc:
-                run["error"] = _error_line(exc)
-                runs.append(run)
+            expected = _run_both(run, rec, base, cand, s.device, names, atol, rtol)
+            runs.append(run)
+            if expected is None:
                 continue
-            run["tensors"] = _compare_launch(rec, expected, got, names, atol, rtol)
             results[(seed, i)] = [t for _, _, t in _tensors(expected.args, expected.kwargs, names)]
             written[(seed, i)] = {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
-            runs.append(run)
     seeds = list(s.seeds)
     for k, seed in enumerate(seeds):
         other = seeds[(k + 1) % len(seeds)]
@@ -877,19 +869,26 @@ def op_check(args):
                 continue
             run = {"seed": seed, "launch": i, "source": "stale", "stale_from_seed": other, "error": None, "tensors": []}
             start = _stale_copy(rec, written[(seed, i)], results[(other, i)], names)
-            expected, got = start.copy(), start.copy()
-            try:
-                with torch.no_grad():
-                    expected.run(base)
-                    got.run(cand)
-                _sync(s.device)
-            except Exception as exc:
-                run["error"] = _error_line(exc)
-                runs.append(run)
-                continue
-            run["tensors"] = _compare_launch(start, expected, got, names, atol, rtol)
+            _run_both(run, start, base, cand, s.device, names, atol, rtol)
             runs.append(run)
     return {"atol": atol, "rtol": rtol, "runs": runs}
+
+
+def _run_both(run, start, base, cand, device, names, atol, rtol):
+    """Launches the original and the candidate on copies of `start`; fills run["tensors"] (or
+    run["error"]) and returns the original's launch copy (None when a launch raised)."""
+    torch = _torch()
+    expected, got = start.copy(), start.copy()
+    try:
+        with torch.no_grad():
+            expected.run(base)
+            got.run(cand)
+        _sync(device)
+    except Exception as exc:
+        run["error"] = _error_line(exc)
+        return None
+    run["tensors"] = _compare_launch(start, expected, got, names, atol, rtol)
+    return expected
 
 
 def _model_runs(s, cand_mod, atol, rtol):
