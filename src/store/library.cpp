@@ -139,9 +139,8 @@ Database open_library(const fs::path& path) {
   const std::string name = path.string();
   check_header(path);
   try {
-    Database db = Database::open(path);
     // one self-contained file to share: a rollback journal, not WAL's -wal/-shm companions
-    db.exec("PRAGMA journal_mode = DELETE");
+    Database db = Database::open(path, "delete");
     const std::int64_t app = pragma_int(db, "application_id");
     const std::int64_t version = pragma_int(db, "user_version");
     if (app == 0 && version == 0 && pragma_int(db, "page_count") <= 1) {

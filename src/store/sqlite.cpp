@@ -34,7 +34,7 @@ std::string query_text(Database& db, const std::string& sql) {
 
 // --- Database ---------------------------------------------------------------
 
-Database Database::open(const std::filesystem::path& path) {
+Database Database::open(const std::filesystem::path& path, const std::string& journal_mode) {
   sqlite3* raw = nullptr;
   const std::string name = path.string();
   int rc = sqlite3_open_v2(name.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
@@ -43,20 +43,20 @@ Database Database::open(const std::filesystem::path& path) {
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   db.exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");
-  // Processes opening a new store at once each switch it to WAL; SQLite answers the loser SQLITE_BUSY
-  // at once (it skips the busy handler where waiting could deadlock), so the switch is retried.
+  // Processes opening a new file at once each switch its journal mode; SQLite answers the loser
+  // SQLITE_BUSY at once (it skips the busy handler where waiting could deadlock), so the switch is retried.
   std::string mode;
   for (int waited_ms = 0;; waited_ms += kWalRetryMs) {
     try {
-      mode = query_text(db, "PRAGMA journal_mode = WAL");
+      mode = query_text(db, "PRAGMA journal_mode = " + journal_mode);
       break;
     } catch (const StoreError&) {
       if ((sqlite3_errcode(raw) & 0xff) != SQLITE_BUSY || waited_ms >= kBusyTimeoutMs) throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(kWalRetryMs));
     }
   }
-  if (name != ":memory:" && mode != "wal")
-    throw StoreError("sqlite: cannot enable WAL for '" + name + "' (journal_mode is '" + mode + "')");
+  if (name != ":memory:" && mode != journal_mode)
+    throw StoreError("sqlite: cannot set journal_mode " + journal_mode + " for '" + name + "' (it is '" + mode + "')");
   return db;
 }
 

@@ -2,7 +2,7 @@
 /// A thin RAII layer over the SQLite C API, so the store never touches raw
 /// handles or return codes. Contract: every failure throws StoreError carrying
 /// sqlite3_errmsg and the SQL that failed; handles are closed/finalized exactly
-/// once; objects are move-only. A Database opened here uses WAL journaling,
+/// once; objects are move-only. A Database opened here uses WAL journaling (unless asked for another mode),
 /// a 10 s busy timeout, foreign keys and synchronous=NORMAL, so several
 /// connections (processes) may share one file. One connection must not be used
 /// from two threads at once.
@@ -33,7 +33,9 @@ class Database {
  public:
   /// Opens (creating if absent) the file at `path`, or an in-memory database for
   /// ":memory:". The parent directory must exist. Applies the pragmas above.
-  static Database open(const std::filesystem::path& path);
+  /// journal_mode: "wal" (the run store) or "delete" (a library file shared as one file); the switch is
+  /// retried while another process opening the same new file holds it.
+  static Database open(const std::filesystem::path& path, const std::string& journal_mode = "wal");
 
   Database(Database&& other) noexcept;
   Database& operator=(Database&& other) noexcept;
