@@ -1,7 +1,8 @@
 """The rewrite library (python/kernelopt/worker/rewrite.py) on real Inductor kernels.
 
 The kernels are the looped reductions captured on an H200 (tests/fixtures/inductor/softmax.py:
-4096 x 8192 online softmax; layernorm.py: 16384 x 4096 Welford layer norm). To run them under
+4096 x 8192 online softmax; layernorm.py: 16384 x 4096 Welford layer norm; softmax_long_row.py:
+2048 x 32768 online softmax, captured 2026-12-03 with the same versions). To run them under
 Triton's interpreter in seconds, the tests shrink the constants Inductor baked into them (rows,
 row length and the row stride) to a small, non-power-of-two shape; the code is otherwise the
 captured code. The original runs with a small R0_BLOCK (several loop trips, a partial last
@@ -17,7 +18,7 @@ pytest.importorskip("triton")
 
 from kernelopt.worker import kernels  # noqa: E402
 from kernelopt.worker.artifact import parse_module  # noqa: E402
-from kernelopt.worker.rewrite import op_rewrite, resident_row, NotApplicable  # noqa: E402
+from kernelopt.worker.rewrite import op_rewrite, resident_row, reverse_pass, NotApplicable  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
 HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
@@ -176,8 +177,10 @@ def test_rewrite_declines_rows_that_are_not_contiguous():
     _, text = kernel_function("softmax", "triton_red_")
     for hint in ("OUTER", "OUTER_TINY", "DEFAULT", ""):
         result = op_rewrite({"source": text, "reduction_hint": hint})
-        assert result["candidates"] == [] and "not contiguous" in result["skipped"][0]["why"], hint
-    assert op_rewrite({"source": text, "reduction_hint": "INNER"})["candidates"]
+        assert [c["family"] for c in result["candidates"]] == ["reverse_pass"], hint  # any layout
+        assert result["skipped"][0]["family"] == "resident_row" and "not contiguous" in result["skipped"][0]["why"]
+    result = op_rewrite({"source": text, "reduction_hint": "INNER"})
+    assert [c["family"] for c in result["candidates"]] == ["resident_row", "reverse_pass"]
 
 
 def test_rewrite_declines_rows_that_do_not_fit_and_dynamic_rows():
@@ -186,3 +189,95 @@ def test_rewrite_declines_rows_that_do_not_fit_and_dynamic_rows():
         resident_row(text, max_row=4096)
     with pytest.raises(NotApplicable, match="dynamic"):
         resident_row(text.replace("    r0_numel = 8192\n", ""))
+
+
+@pytest.mark.parametrize("fixture,shape", [("softmax_long_row", (2048, 32768)), ("softmax", (4096, 8192))])
+def test_reverse_pass_walks_the_last_pass_backwards_and_matches(fixture, shape):
+    name, text = kernel_function(fixture, "triton_red_")
+    rows, cols = 3, 100
+    small = shrink(text, rows, cols, *shape)
+    code, meta, notes = reverse_pass(small)
+    assert meta == {} and "pass(es) 2 of 2" in notes
+    loops = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.For)]
+    assert [ast.unparse(l.target) for l in loops] == ["r0_offset", "r0_step"]
+    assert ast.unparse(loops[1].body[0]) == "r0_offset = (r0_numel - 1) // R0_BLOCK * R0_BLOCK - r0_step"
+    x = torch.randn(rows, cols) * 3
+    want = torch.empty(rows, cols)
+    jit_of(small, name)[(rows,)](x, want, rows, cols, XBLOCK=1, R0_BLOCK=32)
+    for block in (32, 64, 128):  # 4 trips with a partial last block, 2 trips, one trip
+        got = torch.full((rows, cols), float("nan"))
+        jit_of(code, name)[(rows,)](x, got, rows, cols, XBLOCK=1, R0_BLOCK=block)
+        torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(want, torch.softmax(x, -1), atol=1e-6, rtol=1e-5)
+
+
+def test_reverse_pass_on_layer_norm_matches():
+    name, text = kernel_function("layernorm", "triton_red_")
+    rows, cols = 2, 100
+    small = shrink(text, rows, cols, 16384, 4096)
+    code, _, _ = reverse_pass(small)
+    x, w, b = torch.randn(rows, cols) + 3, torch.randn(cols), torch.randn(cols)
+    want, got = torch.empty(rows, cols), torch.full((rows, cols), float("nan"))
+    jit_of(small, name)[(rows,)](x, w, b, want, rows, cols, XBLOCK=1, R0_BLOCK=32)
+    jit_of(code, name)[(rows,)](x, w, b, got, rows, cols, XBLOCK=1, R0_BLOCK=32)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+
+
+THREE_PASSES = """@triton.jit
+def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
+    r0_numel = 100
+    x0 = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    _m = tl.full([XBLOCK, R0_BLOCK], float('-inf'), tl.float32)
+    for r0_offset in range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        tmp0 = tl.load(in_ptr0 + (r0_index + 100 * x0), r0_index < r0_numel, other=float('-inf'))
+        _m = tl.maximum(_m, tmp0)
+    m = tl.max(_m, 1)[:, None]
+    _s = tl.zeros([XBLOCK, R0_BLOCK], tl.float32)
+    for r0_offset in range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        tmp1 = tl.load(in_ptr0 + (r0_index + 100 * x0), r0_index < r0_numel, other=float('-inf'))
+        _s = _s + tl.exp(tmp1 - m)
+    s = tl.sum(_s, 1)[:, None]
+    for r0_offset in range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        tmp2 = tl.load(in_ptr0 + (r0_index + 100 * x0), r0_index < r0_numel, other=0.0)
+        tl.store(out_ptr0 + (r0_index + 100 * x0), tl.exp(tmp2 - m) / s, r0_index < r0_numel)
+"""
+
+
+def test_reverse_pass_leaves_accumulating_passes_in_order():
+    code, _, notes = reverse_pass(THREE_PASSES)
+    assert "pass(es) 3 of 3" in notes  # the sum pass carries _s from block to block: not reversed
+    loops = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.For)]
+    assert [ast.unparse(l.target) for l in loops] == ["r0_offset", "r0_offset", "r0_step"]
+    x = torch.randn(2, 100)
+    want, got = torch.empty(2, 100), torch.empty(2, 100)
+    jit_of(THREE_PASSES, "k")[(2,)](x, want, 2, 100, XBLOCK=1, R0_BLOCK=32)
+    jit_of(code, "k")[(2,)](x, got, 2, 100, XBLOCK=1, R0_BLOCK=32)
+    torch.testing.assert_close(want, torch.softmax(x, -1), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("change,why", [
+    # a store to one address per row: which block stores last would change
+    (("tl.store(out_ptr0 + (r0_index + 100 * x0), tl.exp(tmp2 - m) / s, r0_index < r0_numel)",
+      "tl.store(out_ptr0 + x0, tl.sum(tmp2, 1)[:, None])"), "no later pass"),
+    # the last trip's value is read after the loop
+    (("tl.store(out_ptr0 + (r0_index + 100 * x0), tl.exp(tmp2 - m) / s, r0_index < r0_numel)\n",
+      "tl.store(out_ptr0 + (r0_index + 100 * x0), tl.exp(tmp2 - m) / s, r0_index < r0_numel)\n"
+      "    tl.store(out_ptr0 + x0, tl.sum(tmp2, 1)[:, None])\n"), "no later pass"),
+])
+def test_reverse_pass_declines_when_order_could_show(change, why):
+    text = THREE_PASSES.replace(*change)
+    assert text != THREE_PASSES
+    with pytest.raises(NotApplicable, match=why):
+        reverse_pass(text)
+
+
+def test_reverse_pass_declines_single_pass_kernels():
+    _, text = kernel_function("softmax_long_row", "triton_red_")
+    one = resident_row(text)[0]  # straight-lined: no loop left
+    with pytest.raises(NotApplicable, match="one pass"):
+        reverse_pass(one)
