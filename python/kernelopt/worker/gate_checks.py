@@ -18,7 +18,7 @@ The engine decides from these numbers (src/verify/correctness_gate.cpp); nothing
 """
 import torch
 
-from kernelopt.worker.compare import compare_tensors, tolerance_for
+from kernelopt.worker.compare import _num, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
 
 DEFAULT_REPEATS = 3
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -150,13 +150,6 @@ def _bits(t):
     if it is None or t.is_complex():
         return None
     return t if t.dtype == it else t.view(it)
-
-
-def _num(x):
-    v = x.item()
-    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-        return str(v)
-    return v
 
 
 def first_bit_difference(first, later, names):
