@@ -469,6 +469,7 @@ void KernelSearch::evaluate(std::vector<Candidate> batch) {
     args["candidate_module"] = c->module_path;
     args["atol"] = o.atol;
     args["rtol"] = o.rtol;
+    args["repeats"] = o.check_repeats;
     // Gate 2: the kernel alone on every launch site's real arguments, for each seed.
     // (a continued run keeps the verdicts a candidate earned before it was interrupted)
     if (!passed_earlier(*c, "correctness")) {

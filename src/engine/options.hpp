@@ -23,6 +23,7 @@ struct OptimizeOptions {
   std::vector<int> seeds = {0, 1, 2};        ///< input seeds the gates check on (>= 3)
   std::vector<int> final_seeds = {1000, 1001, 1002};  ///< fresh seeds for the end-to-end check
   double atol = 1e-4, rtol = 1e-4;           ///< fp32 tolerances; fp16/bf16 use 1e-2
+  int check_repeats = 3;                     ///< gate 2 launches each launch this often; 1 = no determinism check
   int budget = 48;                           ///< tuner configs screened, over all kernels
   int gate_top_k = 3;                        ///< best screened configs per kernel sent through gates 2-4
   bool screen_rejects_slower = true;         ///< false: a written candidate slower in the screen still meets gates 2-4

@@ -26,6 +26,8 @@ std::string seed_label(const json& run) {
   if (source == "synthetic") return fmt::format("seed {} (synthetic)", seed);
   // the launch run again with its outputs holding another seed's results (an earlier call's answer)
   if (source == "stale") return fmt::format("seed {} (stale output)", seed);
+  // a later launch on the same start, where the original itself differs between launches
+  if (source == "repeat") return fmt::format("seed {} (repeat {})", seed, run.contains("repeat") ? text(run["repeat"]) : "?");
   return fmt::format("seed {}", seed);
 }
 
@@ -90,6 +92,13 @@ Verdict correctness_gate(const json& check_result, const CorrectnessPolicy& poli
     }
   }
 
+  // repeats: the worker's own lines, e.g. "non-deterministic: repeat 2 of seed 0 differs from repeat 1 at [3, 7] (0 vs 0.25) ..."
+  const json determinism = check_result.is_object() ? check_result.value("determinism", json()) : json();
+  const json det_failures = determinism.is_object() ? determinism.value("failures", json::array()) : json::array();
+  for (const json& f : det_failures.is_array() ? det_failures : json::array()) failures.push_back(text(f));
+  const json nondet = determinism.is_object() ? determinism.value("original_nondeterministic", json::array()) : json::array();
+  const std::size_t nondet_launches = nondet.is_array() ? nondet.size() : 0;
+
   const std::set<json>& seeds = any_model ? model_seeds : all_seeds;
   if (!runs.empty() && static_cast<int>(seeds.size()) < policy.min_seeds)
     failures.push_back(fmt::format("only {} distinct {}seed(s) ran; at least {} required", seeds.size(),
@@ -99,11 +108,21 @@ Verdict correctness_gate(const json& check_result, const CorrectnessPolicy& poli
   v.reason = v.passed ? fmt::format("all outputs match on {} seeds ({} tensor comparisons)", seeds.size(),
                                     compared.size())
                       : failures.front().get<std::string>();
+  if (v.passed && determinism.is_object()) {
+    const auto repeats = int_at(determinism, "repeats", 1);
+    if (nondet_launches > 0)
+      v.reason += fmt::format("; the original differs between its own {} launches on {} launch(es): there the "
+                              "candidate's repeats were compared at tolerance only",
+                              repeats, nondet_launches);
+    else if (repeats > 1)
+      v.reason += fmt::format("; bit-identical across {} repeats", repeats);
+  }
   v.evidence = {{"atol", check_result.is_object() ? check_result.value("atol", json()) : json()},
                 {"rtol", check_result.is_object() ? check_result.value("rtol", json()) : json()},
                 {"seeds", json(std::vector<json>(seeds.begin(), seeds.end()))},
                 {"min_seeds", policy.min_seeds},
                 {"failures", failures},
+                {"determinism", determinism},
                 {"compared", compared}};
   return v;
 }

@@ -10,7 +10,10 @@
 /// run compared at least one tensor, every tensor has zero mismatches, zero
 /// NaN-position and zero Inf-position mismatches, and at least `min_seeds`
 /// distinct seeds were run with source "model" (or among all runs when none is
-/// from the model). The reason names the first failure; evidence lists all.
+/// from the model), and `determinism.failures` is empty (the worker launches
+/// each launch R times; where the original's results are bit-identical across
+/// them, the candidate's must be too). The reason names the first failure;
+/// evidence lists all.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,10 +31,13 @@ struct CorrectnessPolicy {
 
 /// check_result: {"atol", "rtol", "runs": [{"seed", "launch", "source":
 /// "model"|"synthetic"|"stale" (the launch again with its outputs holding
-/// another seed's results, as an earlier call leaves them), "error": null|string, "tensors": [{"arg", "position",
+/// another seed's results, as an earlier call leaves them)|"repeat" (a later
+/// launch on the same start, compared at tolerance where the original itself
+/// is not deterministic; with "repeat": k), "error": null|string, "tensors": [{"arg", "position",
 /// "dtype", "numel", "mismatches", "nan_mismatches", "inf_mismatches",
 /// "max_abs_err", "max_rel_err", "first_mismatches": [{"index", "got",
-/// "expected"}]}]}]}.
+/// "expected"}]}]}], "determinism" (optional): {"repeats", "launches_checked",
+/// "failures": [reason lines], "original_nondeterministic": [lines], "note"}}.
 Verdict correctness_gate(const nlohmann::json& check_result, const CorrectnessPolicy& policy = {});
 
 }  // namespace kernelopt::verify

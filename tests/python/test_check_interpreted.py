@@ -51,8 +51,12 @@ def clean(result):
 def test_softmax_reconfigured_matches(tmp_path):
     cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
     result = run_check("softmax_small", cand, name)
-    assert len(result["runs"]) == 3
+    assert [(r["source"], r["seed"]) for r in result["runs"]] == [
+        ("synthetic", 0), ("synthetic", 1), ("synthetic", 2), ("stale", 0), ("stale", 1), ("stale", 2)]
+    assert [r["stale_from_seed"] for r in result["runs"][3:]] == [1, 2, 0]
     assert clean(result), result
+    det = result["determinism"]
+    assert det["repeats"] == 3 and det["launches_checked"] == 3 and not det["failures"], det
 
 
 def test_softmax_wrong_arithmetic_is_caught(tmp_path):
@@ -80,3 +84,130 @@ def test_partial_output_is_caught(tmp_path):
     assert "x2 < 2000" in open(cand).read()
     result = run_check("mlp_block_small", cand, name)
     assert not clean(result)
+
+
+# -- stale outputs, stores past a view, non-determinism (the checks the standalone path has too) --
+
+SOFTMAX_STORE = "tl.store(out_ptr2 + (r0_1 + 1000*x0), tmp15, r0_mask & xmask)"
+
+
+def test_softmax_skipping_rows_that_look_computed_is_caught_by_the_stale_runs(tmp_path):
+    # right whenever the output starts as anything but probabilities (the synthetic buffers are
+    # randn): keeps a row whose values already sum to 1, as an earlier call leaves it
+    skip = ("prev = tl.load(out_ptr2 + (r0_1 + 1000*x0), r0_mask & xmask, other=0.0)\n"
+            "    done = tl.abs(tl.sum(prev, 1)[:, None] - 1.0) < 1e-3\n"
+            "    tl.store(out_ptr2 + (r0_1 + 1000*x0), tmp15, r0_mask & xmask & (done == 0))")
+    cand, name = candidate(tmp_path, "softmax_small", 0, lambda s, k: s.replace(SOFTMAX_STORE, skip))
+    assert "done == 0" in open(cand).read()
+    result = run_check("softmax_small", cand, name)
+    first = [r for r in result["runs"] if r["source"] == "synthetic"]
+    stale = [r for r in result["runs"] if r["source"] == "stale"]
+    assert clean({"runs": first}), first  # fresh buffers: right
+    assert len(stale) == 3
+    for run in stale:
+        out = next(t for t in run["tensors"] if t["arg"] == "out_ptr2")
+        # every row kept the other seed's answer (tiny probabilities of both agree within atol)
+        assert out["numel"] == 33000 and out["mismatches"] > 20000, run
+
+
+def padded_outputs(monkeypatch, position, tail=1000):
+    """Synthetic arguments where the tensor at `position` is the head of a larger NaN-filled
+    allocation, as Inductor passes a slice of a shared buffer (a cat's part) to a kernel."""
+    from kernelopt.worker import kernels as K
+    real = K.synthetic_args
+
+    def synthetic_args(artifact, site, seed, device="cpu", scale=1.0):
+        args = real(artifact, site, seed, device, scale)
+        t = args[position]
+        big = torch.full((t.numel() + tail,), float("nan"), dtype=t.dtype, device=t.device)
+        args[position] = big[:t.numel()].view(t.shape).copy_(t)
+        return args
+
+    monkeypatch.setattr(K, "synthetic_args", synthetic_args)
+
+
+def test_softmax_store_past_its_view_is_caught_bit_for_bit(tmp_path, monkeypatch):
+    padded_outputs(monkeypatch, 1)
+    # the column mask dropped: each row stores 1024 values, the last row's 24 extra past the view
+    cand, name = candidate(tmp_path, "softmax_small", 0,
+                           lambda s, k: s.replace(SOFTMAX_STORE, SOFTMAX_STORE.replace("r0_mask & xmask)", "xmask)")))
+    result = run_check("softmax_small", cand, name)
+    assert not clean(result)
+    for run in result["runs"]:
+        outside = next(t for t in run["tensors"] if t["arg"] == "out_ptr2 (outside its view)")
+        assert outside["unchanged_by_original"] and outside["position"] is None
+        assert outside["numel"] == 1000 and outside["mismatches"] + outside["nan_mismatches"] >= 24, outside
+        assert outside["first_mismatches"][0]["index"] == [0] and outside["first_mismatches"][0]["expected"] == "nan"
+
+
+def test_softmax_reconfigured_leaves_the_bytes_outside_its_view_alone(tmp_path, monkeypatch):
+    padded_outputs(monkeypatch, 1)
+    cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
+    result = run_check("softmax_small", cand, name)
+    assert clean(result), result
+    assert all(any(t["arg"] == "out_ptr2 (outside its view)" for t in r["tensors"]) for r in result["runs"])
+
+
+def flaky_launches(monkeypatch, which, on_calls, bump=1.0, at=(5, 7)):
+    """Makes the `which` kernel ("candidate" or "baseline") add `bump` to out_ptr2[at] on the given
+    call numbers of its launches (1-based): a result that differs between launches on identical
+    inputs, deterministically, which a race on a GPU gives at random (the interpreter is sequential)."""
+    from kernelopt.worker import kernels as K
+    from kernelopt.worker import ops
+    objs, calls = {}, {"n": 0}
+    real_from_module, real_launch = ops._kernel_from_module, K.launch
+
+    def from_module(path, name):
+        obj = real_from_module(path, name)
+        objs.setdefault("candidate" if "cand" in os.path.basename(path) else "baseline", obj)
+        return obj
+
+    def launch(kernel, args, stream=None):
+        real_launch(kernel, args)
+        if kernel is objs.get(which):
+            calls["n"] += 1
+            if calls["n"] in on_calls:
+                args[1][at] += bump
+
+    monkeypatch.setattr(ops, "_kernel_from_module", from_module)
+    monkeypatch.setattr(K, "launch", launch)
+    return calls
+
+
+def test_candidate_differing_between_repeats_is_rejected_as_non_deterministic(tmp_path, monkeypatch):
+    cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
+    calls = flaky_launches(monkeypatch, "candidate", on_calls={2})  # seed 0's second launch
+    result = run_check("softmax_small", cand, name)
+    assert calls["n"] == 3 * 3 + 3  # 3 seeds x 3 repeats, and the 3 stale runs
+    assert clean(result)  # every comparison with the original passes: only the repeats show it
+    det = result["determinism"]
+    assert det["launches_checked"] == 3 and not det["original_nondeterministic"]
+    (line,) = det["failures"]
+    assert line.startswith("non-deterministic: repeat 2 of seed 0 (synthetic) differs from repeat 1 at [5, 7] ("), line
+    assert "in out_ptr2, launch 0" in line
+    got, first = (float(x) for x in line.split("(")[2].split(")")[0].split(" vs "))
+    assert got == pytest.approx(first + 1.0)
+
+
+def test_non_deterministic_original_falls_back_to_tolerance(tmp_path, monkeypatch):
+    cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
+    # the original's seed 1 launch 2 differs by far less than the tolerance (as atomics' order does)
+    flaky_launches(monkeypatch, "baseline", on_calls={5}, bump=1e-9, at=(0, 0))
+    result = run_check("softmax_small", cand, name)
+    det = result["determinism"]
+    assert not det["failures"] and det["launches_checked"] == 2, det
+    (line,) = det["original_nondeterministic"]
+    assert line.startswith("seed 1 (synthetic), launch 0: the original's repeat 2 differs from repeat 1 in out_ptr2 at [0, 0]")
+    assert "tolerance only" in det["note"]
+    (rep,) = [r for r in result["runs"] if r["source"] == "repeat"]
+    assert (rep["seed"], rep["repeat"]) == (1, 2) and clean({"runs": [rep]}), rep
+
+
+def test_repeats_of_one_turn_the_determinism_check_off(tmp_path, monkeypatch):
+    cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
+    calls = flaky_launches(monkeypatch, "candidate", on_calls={2})
+    result = op_check({"baseline_module": os.path.join(FIXTURES, "softmax_small.py"), "candidate_module": cand,
+                       "kernel": name, "synthetic_seeds": [0, 1, 2], "atol": 1e-4, "rtol": 1e-4, "repeats": 1})
+    assert calls["n"] == 3 + 3
+    assert result["determinism"] == {"repeats": 1, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
+    assert not clean(result)  # call 2 is now seed 1's comparison run: the bump is a mismatch there

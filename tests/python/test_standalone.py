@@ -259,6 +259,35 @@ def test_check_stale_output_run_catches_a_kernel_that_skips_what_looks_computed(
         assert out["mismatches"] > 0, run
 
 
+def test_check_candidate_differing_between_repeats_is_non_deterministic(tmp_path, monkeypatch):
+    # the interpreter runs programs one after another, so a race never shows on the CPU: the
+    # candidate's second launch is made to differ at the Python level, as a lost race would
+    from kernelopt.worker import standalone
+    real = standalone._kernel_obj
+    calls = {"n": 0}
+
+    class Flaky:
+        def __init__(self, obj):
+            self.obj = obj
+
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                self.obj[grid](*args, **kwargs)
+                calls["n"] += 1
+                if calls["n"] == 2:
+                    args[2][199] = 0.5
+            return launch
+
+    monkeypatch.setattr(standalone, "_kernel_obj", lambda mod, name, path: Flaky(real(mod, name, path)))
+    r = check(candidate(tmp_path, "axpy_kernel", AXPY_REWRITE))
+    assert clean(r) and calls["n"] == 3 * 3 + 3
+    det = r["determinism"]
+    assert det["repeats"] == 3 and det["launches_checked"] == 3 and not det["original_nondeterministic"]
+    (line,) = det["failures"]
+    assert line.startswith("non-deterministic: repeat 2 of seed 0 differs from repeat 1 at [199] (0.5 vs "), line
+    assert line.endswith("in out_ptr, launch 0; the original is bit-identical across 3 repeats"), line
+
+
 def test_check_candidate_that_does_not_compile_is_a_run_error(tmp_path):
     broken = AXPY_REWRITE.replace("y + x * alpha", "y + x * undefined_name")
     r = check(candidate(tmp_path, "axpy_kernel", broken))

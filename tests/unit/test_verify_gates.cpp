@@ -291,6 +291,49 @@ TEST(VerifyCorrectnessGate, StaleOutputRunMismatchFailsNamingIt) {
   EXPECT_TRUE(contains(v.reason, "seed 0 (stale output)")) << v.reason;
 }
 
+json three_clean() {
+  return check({run(0, {tensor("o")}), run(1, {tensor("o")}), run(2, {tensor("o")})});
+}
+
+TEST(VerifyCorrectnessGate, NonDeterministicCandidateFailsWithTheWorkersReason) {
+  json c = three_clean();
+  const std::string line =
+      "non-deterministic: repeat 2 of seed 1 differs from repeat 1 at [3, 7] (0.0 vs 0.25) in out_ptr0, launch 0";
+  c["determinism"] = {{"repeats", 3}, {"launches_checked", 3}, {"failures", json::array({line})}, {"original_nondeterministic", json::array()}};
+  const Verdict v = correctness_gate(c);
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.gate, "correctness");
+  EXPECT_EQ(v.reason, line);
+  EXPECT_EQ(v.evidence["determinism"]["launches_checked"], 3);
+}
+
+TEST(VerifyCorrectnessGate, DeterminismIsSaidInThePassReason) {
+  json c = three_clean();
+  c["determinism"] = {{"repeats", 3}, {"launches_checked", 3}, {"failures", json::array()},
+                      {"original_nondeterministic", json::array()}};
+  Verdict v = correctness_gate(c);
+  EXPECT_TRUE(v.passed) << v.reason;
+  EXPECT_TRUE(contains(v.reason, "bit-identical across 3 repeats")) << v.reason;
+
+  c["determinism"]["original_nondeterministic"] = json::array({"seed 0, launch 0: the original's repeat 2 differs"});
+  v = correctness_gate(c);
+  EXPECT_TRUE(v.passed) << v.reason;
+  EXPECT_TRUE(contains(v.reason, "compared at tolerance only")) << v.reason;
+  EXPECT_FALSE(contains(v.reason, "bit-identical")) << v.reason;
+
+  EXPECT_TRUE(correctness_gate(three_clean()).passed);  // an older worker's result: no determinism field
+}
+
+TEST(VerifyCorrectnessGate, RepeatRunMismatchFailsNamingTheRepeat) {
+  json c = three_clean();
+  json rep = run(2, {tensor("o", 4)}, "repeat");
+  rep["repeat"] = 3;
+  c["runs"].push_back(rep);
+  const Verdict v = correctness_gate(c);
+  EXPECT_FALSE(v.passed);
+  EXPECT_TRUE(contains(v.reason, "seed 2 (repeat 3)")) << v.reason;
+}
+
 TEST(VerifyCorrectnessGate, RunErrorFailsQuotingIt) {
   json bad = run(1, {});
   bad["error"] = "CUDA error: an illegal memory access was encountered";

@@ -120,6 +120,10 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
   sub->add_option("--seeds", opts->seeds, "input seeds the gates check on (3 or more)")->capture_default_str();
   sub->add_option("--atol", opts->atol, "fp32 absolute tolerance")->capture_default_str()->check(tolerance(false));
   sub->add_option("--rtol", opts->rtol, "fp32 relative tolerance")->capture_default_str()->check(tolerance(true));
+  sub->add_option("--check-repeats", opts->check_repeats,
+                  "gate 2 launches each kernel launch this often; where the original is bit-identical across them, "
+                  "the candidate must be too (1 = no determinism check)")
+      ->capture_default_str()->check(CLI::Range(1, 100));
   sub->add_option("--budget", opts->budget, "candidates evaluated, over all kernels")
       ->capture_default_str()->check(CLI::Range(1, 100000));
   sub->add_option("--gate-top-k", opts->gate_top_k, "best screened configs per kernel sent through gates 2-4")

@@ -203,23 +203,23 @@ def _kernel_from_module(path, name):
 
 
 def op_check(args):
-    """Gate 2 evidence: candidate kernel vs the original on the arguments of each launch site."""
+    """Gate 2 evidence: candidate kernel vs the original on the arguments of each launch site, with
+    each launch's stale and repeated runs (gate_checks.check_launches, as for a standalone file)."""
     if _triton_input(args):
         return _standalone().op_check(args)
+    from kernelopt.worker import gate_checks
     from kernelopt.worker import kernels as K
-    from kernelopt.worker.compare import compare_tensors, tolerance_for
     torch = _torch()
     name = args["kernel"]
-    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
     cand = _kernel_from_module(args["candidate_module"], name)
-    arg_sets = []  # (seed, launch index, source, args)
+    records = []  # (seed, launch index, source, launch state)
     if args.get("problem"):
         s = _session(args)
         rec = s.modules[args.get("module", 0)]
         base = rec.kernel(name)
         for seed in s.seeds:
             for i, a in enumerate(rec.launches(seed).get(name, [])):
-                arg_sets.append((seed, i, "model", a))
+                records.append((seed, i, "model", gate_checks.Call(a)))
         base_src_module = rec.path
     else:
         base_src_module = args["baseline_module"]
@@ -230,31 +230,15 @@ def op_check(args):
         device = "cpu" if K.interpreting() else "cuda"
         for seed in args["synthetic_seeds"]:
             for i, site in enumerate(sites):
-                arg_sets.append((seed, i, "synthetic", K.synthetic_args(art, site, seed, device)))
-    runs = []
-    for seed, i, source, launch_args in arg_sets:
-        run = {"seed": seed, "launch": i, "source": source, "error": None, "tensors": []}
-        expected = K.clone_args(launch_args)
-        got = K.clone_args(launch_args)
-        try:
-            K.launch(base, expected)
-            K.launch(cand, got)
-            if torch.cuda.is_available() and not K.interpreting():
-                torch.cuda.synchronize()
-        except Exception as exc:
-            run["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500]
-            runs.append(run)
-            continue
-        params = list(getattr(base.fn, "arg_names", []))
-        for pos, (e, g) in enumerate(zip(expected, got)):
-            if isinstance(e, torch.Tensor):
-                a, r = tolerance_for(e.dtype, atol, rtol)
-                ev = compare_tensors(g, e, a, r)
-                ev["arg"] = params[pos] if pos < len(params) else str(pos)
-                ev["position"] = pos
-                run["tensors"].append(ev)
-        runs.append(run)
-    return {"atol": atol, "rtol": rtol, "runs": runs}
+                records.append((seed, i, "synthetic", gate_checks.Call(K.synthetic_args(art, site, seed, device))))
+
+    def sync():
+        if torch.cuda.is_available() and not K.interpreting():
+            torch.cuda.synchronize()
+
+    return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
+                                      list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
+                                      args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync)
 
 
 def op_model_check(args):

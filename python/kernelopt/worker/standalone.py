@@ -294,35 +294,17 @@ def _arg_names(obj):
 # ---------------------------------------------------------------------------------------------
 # Launch arguments: copies that keep layout and aliasing.
 
+def _checks():
+    from kernelopt.worker import gate_checks  # imports torch: not at this module's import (op_parse needs none)
+    return gate_checks
+
+
 def _clone_values(args, kwargs, memo=None):
-    """Copies of args/kwargs where each tensor gets a private copy of its whole storage, viewed
-    with the same offset, sizes and strides; tensors sharing a storage share the copy."""
-    torch = _torch()
-    memo = {} if memo is None else memo
-
-    def one(a):
-        if not isinstance(a, torch.Tensor):
-            return a
-        st = a.untyped_storage()
-        key = (a.device, st.data_ptr(), st.nbytes())
-        if key not in memo:
-            memo[key] = st.clone()
-        return torch.empty(0, dtype=a.dtype, device=a.device).set_(memo[key], a.storage_offset(), a.size(), a.stride())
-
-    return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+    return _checks().clone_values(args, kwargs, memo)
 
 
 def _tensors(args, kwargs, names):
-    """(label, position, tensor) of each tensor argument, positional then keyword."""
-    torch = _torch()
-    out = []
-    for i, a in enumerate(args):
-        if isinstance(a, torch.Tensor):
-            out.append((names[i] if i < len(names) else str(i), i, a))
-    for k, v in kwargs.items():
-        if isinstance(v, torch.Tensor):
-            out.append((k, names.index(k) if k in names else None, v))
-    return out
+    return _checks().tensors(args, kwargs, names)
 
 
 def _restore(dst, src):
@@ -596,13 +578,7 @@ class Session:
 
 
 def _same(a, b):
-    """Bitwise-equal values, NaNs in the same places."""
-    torch = _torch()
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    if a.is_floating_point() or a.is_complex():
-        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
-    return bool((a == b).all())
+    return _checks().same(a, b)
 
 
 def get_session(args):
@@ -764,131 +740,21 @@ def op_profile(args):
             "bandwidth_gbps": _bandwidth(s.device), "versions": _versions()}
 
 
-def _compare_launch(rec, expected, got, names, atol, rtol):
-    """Evidence per tensor argument of one launch: got vs expected, starting from rec's state."""
-    from kernelopt.worker.compare import compare_tensors, tolerance_for
-    out = []
-    for (label, position, pre), (_, _, e), (_, _, g) in zip(
-            _tensors(rec.args, rec.kwargs, names), _tensors(expected.args, expected.kwargs, names),
-            _tensors(got.args, got.kwargs, names)):
-        if _same(e, pre):
-            # the original left it as it was: the candidate must too, bit for bit
-            ev = compare_tensors(g, e, 0.0, 0.0)
-            ev["unchanged_by_original"] = True
-        else:
-            a, r = tolerance_for(e.dtype, atol, rtol)
-            ev = compare_tensors(g, e, a, r)
-        ev["arg"] = label
-        ev["position"] = position
-        out.append(ev)
-    out.extend(_compare_outside_views(rec, expected, got, names))
-    return out
-
-
-def _compare_outside_views(rec, expected, got, names):
-    """Bit-for-bit evidence on the elements of each argument's storage that no tensor argument's view
-    covers (row padding, a tail past n): the original cannot reach them through its arguments' shapes,
-    so a candidate that writes there (a store past a row's end, a flag kept in the padding) differs."""
-    from kernelopt.worker.compare import compare_tensors
-    torch = _torch()
-    groups = {}  # storage -> [(label, pre, expected, got)]
-    for (label, _, pre), (_, _, e), (_, _, g) in zip(
-            _tensors(rec.args, rec.kwargs, names), _tensors(expected.args, expected.kwargs, names),
-            _tensors(got.args, got.kwargs, names)):
-        groups.setdefault(pre.untyped_storage().data_ptr(), []).append((label, pre, e, g))
-    out = []
-    for views in groups.values():
-        size = views[0][1].element_size()
-        if any(v[1].element_size() != size for v in views):
-            continue  # one storage seen as several element sizes: no common indexing
-        dtype, numel = views[0][1].dtype, views[0][1].untyped_storage().nbytes() // size
-        if any(v[1].is_contiguous() and v[1].storage_offset() == 0 and v[1].numel() == numel for v in views):
-            continue  # a view covers the whole storage: nothing outside
-        covered = torch.zeros(numel, dtype=torch.bool)
-        for _, pre, _, _ in views:
-            idx = torch.arange(numel).as_strided(pre.size(), pre.stride(), pre.storage_offset())
-            covered[idx.reshape(-1)] = True
-        outside = (~covered).nonzero().reshape(-1)
-        if outside.numel() == 0:
-            continue
-
-        def flat(t):
-            whole = torch.empty(0, dtype=dtype, device=t.device).set_(t.untyped_storage(), 0, (numel,))
-            return whole.cpu()[outside]
-
-        ev = compare_tensors(flat(views[0][3]), flat(views[0][2]), 0.0, 0.0)
-        ev["arg"] = f"{views[0][0]} (outside its view)"
-        ev["position"] = None
-        ev["unchanged_by_original"] = bool(_same(flat(views[0][2]), flat(views[0][1])))
-        out.append(ev)
-    return out
-
-
-def _stale_copy(rec, written, earlier, names):
-    """A copy of rec whose tensors the original writes hold an earlier call's results instead
-    (another seed's output of the same launch, where shape and dtype agree)."""
-    stale = rec.copy()
-    for (_, position, t), prior in zip(_tensors(stale.args, stale.kwargs, names), earlier):
-        if position in written and prior is not None and prior.shape == t.shape and prior.dtype == t.dtype:
-            t.copy_(prior)
-    return stale
-
-
 def op_check(args):
     """Gate 2 evidence: the candidate file's kernel vs the original on every recorded launch, for each
-    seed ("model" runs); then each launch again with its output buffers holding another seed's
-    results ("stale" runs: an earlier call's answer left in place), where the candidate must still
-    produce what the original produces from that same state. The stale runs catch kernels that
-    skip work or keep part of a buffer when it already looks computed."""
-    torch = _torch()
+    seed ("model" runs), with each launch's stale and repeated runs (gate_checks.check_launches)."""
     s = get_session(args)
     name = args["kernel"]
-    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
     base = s.objs.get(name)
     if base is None:
         raise ProblemError(f"{s.path}: defines no launched @triton.jit kernel `{name}`")
     cand_path = args["candidate_module"]
     cand = _kernel_obj(_load_cached(cand_path), name, cand_path)
-    names = _arg_names(base)
-    runs = []
-    results, written = {}, {}  # (seed, launch) -> the original's tensors after it / positions it wrote
-    for seed in s.seeds:
-        for i, rec in enumerate(s.launches_of(seed, name)):
-            run = {"seed": seed, "launch": i, "source": "model", "error": None, "tensors": []}
-            expected = _run_both(run, rec, base, cand, s.device, names, atol, rtol)
-            runs.append(run)
-            if expected is None:
-                continue
-            results[(seed, i)] = [t for _, _, t in _tensors(expected.args, expected.kwargs, names)]
-            written[(seed, i)] = {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
-    seeds = list(s.seeds)
-    for k, seed in enumerate(seeds):
-        other = seeds[(k + 1) % len(seeds)]
-        for i, rec in enumerate(s.launches_of(seed, name)):
-            if other == seed or (seed, i) not in results or (other, i) not in results or not written[(seed, i)]:
-                continue
-            run = {"seed": seed, "launch": i, "source": "stale", "stale_from_seed": other, "error": None, "tensors": []}
-            start = _stale_copy(rec, written[(seed, i)], results[(other, i)], names)
-            _run_both(run, start, base, cand, s.device, names, atol, rtol)
-            runs.append(run)
-    return {"atol": atol, "rtol": rtol, "runs": runs}
-
-
-def _run_both(run, start, base, cand, device, names, atol, rtol):
-    """Launches the original and the candidate on copies of `start`; fills run["tensors"] (or
-    run["error"]) and returns the original's launch copy (None when a launch raised)."""
-    torch = _torch()
-    expected, got = start.copy(), start.copy()
-    try:
-        with torch.no_grad():
-            expected.run(base)
-            got.run(cand)
-        _sync(device)
-    except Exception as exc:
-        run["error"] = _error_line(exc)
-        return None
-    run["tensors"] = _compare_launch(start, expected, got, names, atol, rtol)
-    return expected
+    records = [(seed, i, "model", rec) for seed in s.seeds for i, rec in enumerate(s.launches_of(seed, name))]
+    checks = _checks()
+    return checks.check_launches(records, lambda l: l.run(base), lambda l: l.run(cand), _arg_names(base),
+                                 args.get("atol", 1e-4), args.get("rtol", 1e-4),
+                                 args.get("repeats", checks.DEFAULT_REPEATS), lambda: _sync(s.device), _error_line)
 
 
 def _model_runs(s, cand_mod, atol, rtol):

@@ -1,0 +1,273 @@
+"""Gate 2's evidence on recorded kernel launches, shared by both input kinds.
+
+A launch state is anything with `.args`, `.kwargs` and `.copy()` (standalone.Launch, or `Call`
+here for the positional launches of an Inductor output module). `check_launches` runs the
+original and the candidate kernel on private copies of each recorded state and reports, per
+launch:
+
+  - "model"/"synthetic" runs: every tensor argument compared, at the dtype's tolerance where the
+    original wrote it and bit for bit where it did not, plus the bytes of each storage that no
+    argument's view covers (row padding, the rest of a buffer a slice of which is passed);
+  - "stale" runs: the launch again with the tensors the original writes holding another seed's
+    results (an earlier call's answer left in place), caught when a candidate skips work;
+  - repeats: each launch R times on fresh copies; where the original's results are bit-identical
+    across its R launches, the candidate's must be too ("determinism"); where they are not
+    (atomics), the candidate's later repeats are compared at tolerance only ("repeat" runs).
+
+The engine decides from these numbers (src/verify/correctness_gate.cpp); nothing here decides.
+"""
+import torch
+
+from kernelopt.worker.compare import _num, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
+
+DEFAULT_REPEATS = 3
+_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def clone_values(args, kwargs, memo=None):
+    """Copies of args/kwargs where each tensor gets a private copy of its whole storage, viewed
+    with the same offset, sizes and strides; tensors sharing a storage share the copy."""
+    memo = {} if memo is None else memo
+
+    def one(a):
+        if not isinstance(a, torch.Tensor):
+            return a
+        st = a.untyped_storage()
+        key = (a.device, st.data_ptr(), st.nbytes())
+        if key not in memo:
+            memo[key] = st.clone()
+        return torch.empty(0, dtype=a.dtype, device=a.device).set_(memo[key], a.storage_offset(), a.size(), a.stride())
+
+    return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+
+
+class Call:
+    """Positional (and keyword) launch arguments as recorded; copies keep layout and aliasing."""
+
+    def __init__(self, args, kwargs=None):
+        self.args, self.kwargs = list(args), dict(kwargs or {})
+
+    def copy(self):
+        return Call(*clone_values(self.args, self.kwargs))
+
+
+def tensors(args, kwargs, names):
+    """(label, position, tensor) of each tensor argument, positional then keyword."""
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, torch.Tensor):
+            out.append((names[i] if i < len(names) else str(i), i, a))
+    for k, v in kwargs.items():
+        if isinstance(v, torch.Tensor):
+            out.append((k, names.index(k) if k in names else None, v))
+    return out
+
+
+def same(a, b):
+    """Bitwise-equal values, NaNs in the same places."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return bool((a == b).all())
+
+
+def _triples(rec, expected, got, names):
+    return zip(tensors(rec.args, rec.kwargs, names), tensors(expected.args, expected.kwargs, names),
+               tensors(got.args, got.kwargs, names))
+
+
+def compare_launch(rec, expected, got, names, atol, rtol, written=None):
+    """Evidence per tensor argument of one launch: got vs expected, both started from rec's state.
+    A tensor the original left as it was must stay so bit for bit, unless its position is in
+    `written` (known to be an output: the original may rewrite the values it already held)."""
+    out = []
+    for (label, position, pre), (_, _, e), (_, _, g) in _triples(rec, expected, got, names):
+        if (written is None or position not in written) and same(e, pre):
+            ev = compare_tensors(g, e, 0.0, 0.0)
+            ev["unchanged_by_original"] = True
+        else:
+            a, r = tolerance_for(e.dtype, atol, rtol)
+            ev = compare_tensors(g, e, a, r)
+        ev["arg"] = label
+        ev["position"] = position
+        out.append(ev)
+    out.extend(compare_outside_views(rec, expected, got, names))
+    return out
+
+
+def _whole(t, dtype, numel):
+    return torch.empty(0, dtype=dtype, device=t.device).set_(t.untyped_storage(), 0, (numel,))
+
+
+def compare_outside_views(rec, expected, got, names):
+    """Bit-for-bit evidence on the elements of each argument's storage that no tensor argument's view
+    covers (row padding, a tail past n): the original cannot reach them through its arguments' shapes,
+    so a candidate that writes there (a store past a row's end, a flag kept in the padding) differs."""
+    groups = {}  # storage -> [(label, pre, expected, got)]
+    for (label, _, pre), (_, _, e), (_, _, g) in _triples(rec, expected, got, names):
+        groups.setdefault(pre.untyped_storage().data_ptr(), []).append((label, pre, e, g))
+    out = []
+    for views in groups.values():
+        size = views[0][1].element_size()
+        if any(v[1].element_size() != size for v in views):
+            continue  # one storage seen as several element sizes: no common indexing
+        dtype, numel = views[0][1].dtype, views[0][1].untyped_storage().nbytes() // size
+        if any(v[1].is_contiguous() and v[1].storage_offset() == 0 and v[1].numel() == numel for v in views):
+            continue  # a view covers the whole storage: nothing outside
+        covered = torch.zeros(numel, dtype=torch.bool)
+        for _, pre, _, _ in views:
+            idx = torch.arange(numel).as_strided(pre.size(), pre.stride(), pre.storage_offset())
+            covered[idx.reshape(-1)] = True
+        outside = (~covered).nonzero().reshape(-1)
+        if outside.numel() == 0:
+            continue
+
+        def flat(t):
+            return _whole(t, dtype, numel).cpu()[outside]
+
+        ev = compare_tensors(flat(views[0][3]), flat(views[0][2]), 0.0, 0.0)
+        ev["arg"] = f"{views[0][0]} (outside its view)"
+        ev["position"] = None
+        ev["unchanged_by_original"] = bool(same(flat(views[0][2]), flat(views[0][1])))
+        out.append(ev)
+    return out
+
+
+def stale_copy(rec, written, earlier, names):
+    """A copy of rec whose tensors the original writes hold an earlier call's results instead
+    (another seed's output of the same launch, where shape and dtype agree)."""
+    stale = rec.copy()
+    for (_, position, t), prior in zip(tensors(stale.args, stale.kwargs, names), earlier):
+        if position in written and prior is not None and prior.shape == t.shape and prior.dtype == t.dtype:
+            t.copy_(prior)
+    return stale
+
+
+def _bits(t):
+    """t's elements as integers of the same width (so -0.0 != 0.0 and NaN payloads count), or None."""
+    it = _INT_OF_SIZE.get(t.element_size())
+    if it is None or t.is_complex():
+        return None
+    return t if t.dtype == it else t.view(it)
+
+
+def first_bit_difference(first, later, names):
+    """Where two runs of one launch (same start, same kernel) differ bit for bit, else None:
+    {"arg", "index", "first", "later"}, the first differing element of the first differing argument
+    (its view first, then the rest of its storage: "<arg> (outside its view)", storage index)."""
+    pairs = list(zip(tensors(first.args, first.kwargs, names), tensors(later.args, later.kwargs, names)))
+    for (label, _, a), (_, _, b) in pairs:
+        ba, bb = _bits(a), _bits(b)
+        diff = (ba != bb) if ba is not None else ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+        if bool(diff.any()):
+            idx = tuple(diff.nonzero()[0].tolist())
+            return {"arg": label, "index": list(idx), "first": _num(a[idx]), "later": _num(b[idx])}
+    seen = set()
+    for (label, _, a), (_, _, b) in pairs:
+        if a.untyped_storage().data_ptr() in seen or _bits(a) is None:
+            continue
+        seen.add(a.untyped_storage().data_ptr())
+        numel = a.untyped_storage().nbytes() // a.element_size()
+        wa, wb = _whole(a, a.dtype, numel), _whole(b, b.dtype, numel)
+        diff = _bits(wa) != _bits(wb)
+        if bool(diff.any()):
+            i = int(diff.nonzero()[0, 0])
+            return {"arg": f"{label} (outside its view)", "index": [i], "first": _num(wa[i]), "later": _num(wb[i])}
+    return None
+
+
+def _label(seed, source):
+    return f"seed {seed}" + (" (synthetic)" if source == "synthetic" else "")
+
+
+def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAULT_REPEATS,
+                   sync=lambda: None, error_line=None):
+    """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
+    order; run_base(state)/run_cand(state) launch the original/candidate in place on a state.
+    Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
+    error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
+    repeats = max(1, int(repeats))
+
+    def both(run, start, written=None, compare=True):
+        """The original and the candidate on fresh copies of start: (expected, got), compared into
+        run["tensors"] when asked, or None with run["error"] when a launch raised."""
+        expected, got = start.copy(), start.copy()
+        try:
+            with torch.no_grad():
+                run_base(expected)
+                run_cand(got)
+            sync()
+        except Exception as exc:
+            run["error"] = error_line(exc)
+            return None
+        if compare:
+            run["tensors"] = compare_launch(start, expected, got, names, atol, rtol, written)
+        return expected, got
+
+    runs, results, written, repeat_runs = [], {}, {}, []
+    det = {"repeats": repeats, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
+    for seed, i, source, rec in records:
+        run = {"seed": seed, "launch": i, "source": source, "error": None, "tensors": []}
+        pair = both(run, rec)
+        runs.append(run)
+        if pair is None:
+            continue
+        expected, got = pair
+        results[(source, seed, i)] = [t for _, _, t in tensors(expected.args, expected.kwargs, names)]
+        written[(source, seed, i)] = {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
+        if repeats > 1:
+            repeat_runs.extend(_repeat(det, seed, i, source, rec, expected, got, both, names, atol, rtol, repeats))
+    # stale runs: each launch again, its outputs holding the next seed's results of the same launch
+    for source in dict.fromkeys(r[2] for r in records):
+        seeds = list(dict.fromkeys(r[0] for r in records if r[2] == source))
+        for seed, i, src, rec in records:
+            if src != source:
+                continue
+            other = seeds[(seeds.index(seed) + 1) % len(seeds)]
+            key, other_key = (source, seed, i), (source, other, i)
+            if other == seed or key not in results or other_key not in results or not written[key]:
+                continue
+            run = {"seed": seed, "launch": i, "source": "stale", "stale_from_seed": other, "error": None, "tensors": []}
+            both(run, stale_copy(rec, written[key], results[other_key], names), written[key])
+            runs.append(run)
+    runs.extend(repeat_runs)
+    if det["original_nondeterministic"]:
+        det["note"] = (f"the original differs between its own {repeats} launches on "
+                       f"{len(det['original_nondeterministic'])} launch(es) (atomics?): there the candidate's "
+                       f"repeats are compared at tolerance only")
+    return {"atol": atol, "rtol": rtol, "repeats": repeats, "runs": runs, "determinism": det}
+
+
+def _repeat(det, seed, i, source, rec, expected, got, both, names, atol, rtol, repeats):
+    """Launches 2..repeats of one record (launch 1 is the comparison run already done). Adds the
+    verdict to det; returns the "repeat" runs to report (only where the original is not deterministic,
+    or a launch raised)."""
+    base_diff = cand_diff = None
+    tolerance_runs = []
+    for k in range(2, repeats + 1):
+        run = {"seed": seed, "launch": i, "source": "repeat", "repeat": k, "error": None, "tensors": []}
+        pair = both(run, rec, compare=False)
+        if pair is None:
+            return [run]
+        bd, cd = first_bit_difference(expected, pair[0], names), first_bit_difference(got, pair[1], names)
+        base_diff = base_diff or (bd and (k, bd))
+        cand_diff = cand_diff or (cd and (k, cd))
+        if bd or cd:  # this repeat's comparison may differ from launch 1's: kept for the fallback
+            run["tensors"] = compare_launch(rec, pair[0], pair[1], names, atol, rtol)
+            tolerance_runs.append(run)
+    where = f"{_label(seed, source)}, launch {i}"
+    if base_diff:
+        k, d = base_diff
+        det["original_nondeterministic"].append(
+            f"{where}: the original's repeat {k} differs from repeat 1 in {d['arg']} at {d['index']} "
+            f"({d['later']} vs {d['first']})")
+        return tolerance_runs
+    det["launches_checked"] += 1
+    if cand_diff:
+        k, d = cand_diff
+        det["failures"].append(
+            f"non-deterministic: repeat {k} of {_label(seed, source)} differs from repeat 1 at {d['index']} "
+            f"({d['later']} vs {d['first']}) in {d['arg']}, launch {i}; the original is bit-identical "
+            f"across {repeats} repeats")
+    return []

@@ -1,0 +1,85 @@
+"""gate_checks' comparison logic on hand-made launch states (no kernel): what counts as a bit
+difference between two launches, and how check_launches turns repeats into its verdict lines."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kernelopt.worker.gate_checks import Call, check_launches, first_bit_difference  # noqa: E402
+
+NAMES = ["in_ptr0", "out_ptr0", "n"]
+
+
+def state(out, x=None):
+    x = torch.arange(6, dtype=torch.float32) if x is None else x
+    return Call([x, out, 6])
+
+
+def test_bit_difference_sees_signed_zero_and_names_the_element():
+    a = state(torch.zeros(2, 3))
+    b = a.copy()
+    assert first_bit_difference(a, b, NAMES) is None
+    b.args[1][1, 2] = -0.0  # equal as numbers, not as bits
+    assert first_bit_difference(a, b, NAMES) == {"arg": "out_ptr0", "index": [1, 2], "first": 0.0, "later": -0.0}
+
+
+def test_bit_difference_same_nan_is_equal_and_outside_the_view_is_seen():
+    big = torch.full((10,), float("nan"))
+    a = state(big[:6].view(2, 3))
+    b = a.copy()
+    assert first_bit_difference(a, b, NAMES) is None  # NaN == NaN bit for bit
+    whole = torch.empty(0).set_(b.args[1].untyped_storage(), 0, (10,))
+    whole[8] = 1.5  # the copy's own storage, past the view
+    d = first_bit_difference(a, b, NAMES)
+    assert d == {"arg": "out_ptr0 (outside its view)", "index": [8], "first": "nan", "later": 1.5}
+
+
+def bumping(on_calls):
+    """A 'kernel' writing out = 2 * x, plus 1 at [0, 1] on the given calls: a result that varies."""
+    calls = {"n": 0}
+
+    def run(c):
+        calls["n"] += 1
+        c.args[1].copy_((2 * c.args[0]).view(2, 3))
+        if calls["n"] in on_calls:
+            c.args[1][0, 1] += 1.0
+    return run
+
+
+def exact(c):
+    c.args[1].copy_((2 * c.args[0]).view(2, 3))
+
+
+def records():
+    return [(s, 0, "model", state(torch.zeros(2, 3), torch.arange(6, dtype=torch.float32) + s)) for s in (0, 1, 2)]
+
+
+def test_candidate_varying_between_repeats_fails_with_the_line():
+    r = check_launches(records(), exact, bumping({3}), NAMES, 1e-4, 1e-4, repeats=3)
+    (line,) = r["determinism"]["failures"]
+    assert line.startswith("non-deterministic: repeat 3 of seed 0 differs from repeat 1 at [0, 1] (3.0 vs 2.0)"), line
+    assert r["determinism"]["launches_checked"] == 3
+    assert all(run["source"] in ("model", "stale") for run in r["runs"])
+
+
+def test_original_varying_between_repeats_is_noted_and_its_repeats_compared_at_tolerance():
+    r = check_launches(records(), bumping({2}), exact, NAMES, 1e-4, 1e-4, repeats=3)
+    det = r["determinism"]
+    assert not det["failures"] and det["launches_checked"] == 2
+    assert det["original_nondeterministic"] == [
+        "seed 0, launch 0: the original's repeat 2 differs from repeat 1 in out_ptr0 at [0, 1] (3.0 vs 2.0)"]
+    (rep,) = [run for run in r["runs"] if run["source"] == "repeat"]
+    assert rep["repeat"] == 2
+    out = next(t for t in rep["tensors"] if t["arg"] == "out_ptr0")
+    assert out["mismatches"] == 1  # the candidate's repeat vs the original's, at tolerance
+
+
+def test_a_repeat_that_raises_is_a_run_error():
+    def raising_second(c, calls={"n": 0}):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("illegal memory access")
+        exact(c)
+    r = check_launches(records(), exact, raising_second, NAMES, 1e-4, 1e-4, repeats=2)
+    (bad,) = [run for run in r["runs"] if run["error"]]
+    assert (bad["source"], bad["seed"], bad["repeat"]) == ("repeat", 0, 2)
+    assert bad["error"] == "RuntimeError: illegal memory access"
