@@ -14,7 +14,7 @@ import torch
 
 from kernelopt.worker import kernels as K
 from kernelopt.worker.artifact import parse_module
-from kernelopt.worker.problem import build_model, file_hash, load_problem, make_inputs
+from kernelopt.worker.problem import build_model, file_hash, load_problem, make_inputs, problem_work
 
 _SESSIONS = {}
 
@@ -74,6 +74,7 @@ class Session:
         self.outputs = {}  # seed -> compiled model outputs (flattened tensors)
         self.inputs = {}
         self._reference = {}
+        self._work = None
 
     def capture(self):
         from torch._inductor.codecache import PyCodeCache
@@ -117,6 +118,13 @@ class Session:
         if not self.modules:
             raise CaptureError("torch.compile produced no Inductor output module (nothing to optimize)")
         return self
+
+    def work(self):
+        """The problem's min_bytes and FLOPs (problem.problem_work) on the first seed's inputs, on the
+        session's device; computed once."""
+        if self._work is None:
+            self._work = problem_work(self.model, self.inputs[self.seeds[0]])
+        return self._work
 
     def reference(self, seed):
         """Float64 eager outputs for seed (model and inputs upcast), computed once."""
