@@ -245,3 +245,37 @@ def test_problem_work_leaves_the_callers_inputs_unchanged():
     work = problem_work(_AddInPlace(), [x, 3])
     assert torch.equal(x, torch.zeros(4, 4))
     assert work["min_bytes"] == x.numel() * 4 and work["flops"] == 0
+
+
+RAISES_IN_FORWARD = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 2:
+            raise RuntimeError("CUDA out of memory (as a test says)")
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(4, 3)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_session_work_is_computed_once_and_a_failing_forward_is_an_error_not_a_failed_capture(tmp_path):
+    from kernelopt.worker.session import Session
+    good = Session(write(tmp_path, GOOD), "cpu", [0, 1, 2])  # no torch.compile: work() needs only the inputs
+    good.inputs[0] = make_inputs(good.problem, good.problem_path, 0, "cpu")
+    work = good.work()
+    assert work["flops"] == 2 * 4 * 16 * 16  # Linear(16, 16) on 4 rows; relu not counted
+    assert work["min_bytes"] == 4 * (4 * 16 + 16 * 16 + 16 + 4 * 16)
+    assert good.work() is work
+    bad = Session(write(tmp_path, RAISES_IN_FORWARD, "bad.py"), "cpu", [0, 1, 2])
+    bad.inputs[0] = make_inputs(bad.problem, bad.problem_path, 0, "cpu")
+    assert bad.work() == {"error": "RuntimeError: CUDA out of memory (as a test says)"}

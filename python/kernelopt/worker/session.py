@@ -14,7 +14,7 @@ import torch
 
 from kernelopt.worker import kernels as K
 from kernelopt.worker.artifact import parse_module
-from kernelopt.worker.problem import build_model, file_hash, load_problem, make_inputs, problem_work
+from kernelopt.worker.problem import build_model, describe, file_hash, load_problem, make_inputs, problem_work
 
 _SESSIONS = {}
 
@@ -121,9 +121,13 @@ class Session:
 
     def work(self):
         """The problem's min_bytes and FLOPs (problem.problem_work) on the first seed's inputs, on the
-        session's device; computed once."""
+        session's device; computed once. Only a report figure: a forward that fails here (out of memory
+        beside the captured state) gives {"error": one line} instead of failing the capture."""
         if self._work is None:
-            self._work = problem_work(self.model, self.inputs[self.seeds[0]])
+            try:
+                self._work = problem_work(self.model, self.inputs[self.seeds[0]])
+            except Exception as exc:
+                self._work = {"error": describe(exc)}
         return self._work
 
     def reference(self, seed):
