@@ -12,6 +12,21 @@ int percent(double fraction) { return static_cast<int>(std::lround(fraction * 10
 
 }  // namespace
 
+double datasheet_fp32_tflops(const std::string& gpu_name) {
+  struct Peak {
+    const char* name;
+    double tflops;
+  };
+  static constexpr Peak kExact[] = {{"NVIDIA H200", 67.0},           {"NVIDIA H200 NVL", 60.0},
+                                    {"NVIDIA H100 80GB HBM3", 67.0}, {"NVIDIA H100 PCIe", 51.0},
+                                    {"NVIDIA H100 NVL", 60.0}};
+  for (const auto& p : kExact) {
+    if (gpu_name == p.name) return p.tflops;
+  }
+  if (gpu_name.rfind("NVIDIA A100", 0) == 0) return 19.5;
+  return 0.0;
+}
+
 nlohmann::json KernelProfile::to_json() const {
   return {{"name", name},
           {"kind", kind},

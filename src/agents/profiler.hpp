@@ -24,6 +24,13 @@ struct DeviceLimits {
                               // Triton sub-kernels compute in fp32, so the roofline uses fp32_tflops)
 };
 
+/// The fp32 dense peak (CUDA cores, no tensor cores: what fp32 matmuls run at with TF32 off, PyTorch's
+/// default) from NVIDIA's datasheet for `gpu_name` as torch.cuda.get_device_name() spells it, TFLOP/s;
+/// 0 for a GPU not in the table. A datasheet figure, not a measurement: the bench's end-to-end roofline
+/// uses it where nothing measured the peak. Known: NVIDIA H200 (SXM, 67), H200 NVL (60), H100 80GB HBM3
+/// (SXM, 67), H100 PCIe (51), H100 NVL (60), A100 (any variant, 19.5).
+double datasheet_fp32_tflops(const std::string& gpu_name);
+
 struct KernelMeasurement {
   std::string name;
   std::string kind;    // "pointwise" | "reduction" | "persistent_reduction" | ...

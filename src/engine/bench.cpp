@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agents/profiler.hpp"
 #include "engine/optimize.hpp"
 #include "report/bench_html.hpp"
 #include "util/fs.hpp"
@@ -27,7 +28,13 @@ constexpr const char* kMethod =
     "speedup = torch.compile time / optimized time per model call (median, CUDA events, L2 flushed, interleaved); "
     "baseline kept = 1.0; correctness vs float64 eager on fresh seeds; % of bandwidth = the Triton kernels' bytes "
     "(distinct tensor storages their launches take, not vendor calls) / their time per model call (median, each "
-    "kernel timed alone; after = the kept candidate's time) / the measured device copy bandwidth";
+    "kernel timed alone; after = the kept candidate's time) / the measured device copy bandwidth; % of roofline end to "
+    "end = the problem's roofline time (min bytes / measured bandwidth or FLOPs / peak, whichever is longer) / its time "
+    "per model call (before = torch.compile, after = optimized when kept); min bytes = the model's inputs, parameters, "
+    "buffers and outputs, each storage once; FLOPs = torch.utils.flop_counter.FlopCounterMode over one eager forward "
+    "(matmuls, convolutions, attention; pointwise ops are not counted); peak = NVIDIA's datasheet fp32 dense figure "
+    "for the device (not measured); gpu s = the worker's profile, check, model_check, bench and final_check requests, "
+    "compile s = its capture and compile requests, timed by the engine";
 
 std::string level_of(const fs::path& relative) {
   for (const auto& part : relative) {
@@ -92,11 +99,19 @@ json kernel_rows(const json& report, bool kept) {
   return out;
 }
 
+/// The device's measured copy bandwidth, GB/s; the highest when modules measured it apart; 0 = not measured.
+double measured_bandwidth(const json& report) {
+  double bandwidth = 0;
+  const json& modules = member(report, "modules");
+  if (modules.is_array()) {
+    for (const auto& m : modules) bandwidth = std::max(bandwidth, number_or(m, "bandwidth_gbps", 0.0));
+  }
+  return bandwidth;
+}
+
 /// The problem's Triton kernels together: bytes, time and the fraction of the measured bandwidth they reach
-/// before and after; null without a Triton kernel. A fraction is null where the bandwidth was not measured
-/// or there is no time or no bytes.
-json problem_roofline(const json& report, const json& kernels) {
-  if (kernels.empty()) return nullptr;
+/// before and after. A fraction is null where the bandwidth was not measured or there is no time or no bytes.
+json triton_roofline(const json& kernels, double bandwidth) {
   double bytes = 0, before = 0, after = 0, flops = 0;
   bool all_flops = true;
   for (const auto& k : kernels) {
@@ -105,11 +120,6 @@ json problem_roofline(const json& report, const json& kernels) {
     after += k["after_ms"].get<double>();
     if (k["flops"].is_number()) flops += k["flops"].get<double>();
     else all_flops = false;
-  }
-  double bandwidth = 0;  // the device's measured copy bandwidth; the highest when modules measured it apart
-  const json& modules = member(report, "modules");
-  if (modules.is_array()) {
-    for (const auto& m : modules) bandwidth = std::max(bandwidth, number_or(m, "bandwidth_gbps", 0.0));
   }
   auto fraction = [&](double ms) -> json {
     if (bandwidth <= 0 || ms <= 0 || bytes <= 0) return nullptr;
@@ -122,6 +132,68 @@ json problem_roofline(const json& report, const json& kernels) {
           {"after_ms", after},
           {"fraction_before", fraction(before)},
           {"fraction_after", fraction(after)}};
+}
+
+/// The problem end to end against its roofline (see bench.hpp): `work` is report.json's "problem_work".
+json end_to_end_roofline(const json& work, double bandwidth, double peak_tflops, double before_ms, double after_ms) {
+  const double bytes = number_or(work, "min_bytes", 0.0), flops = number_or(work, "flops", 0.0);
+  const double memory_ms = bandwidth > 0 ? bytes / (bandwidth * 1e6) : 0.0;  // GB/s * 1e6 = bytes per ms
+  const double compute_ms = peak_tflops > 0 ? flops / (peak_tflops * 1e9) : 0.0;  // TFLOP/s * 1e9 = FLOP per ms
+  std::string bound;
+  double limit_ms = 0;
+  if (flops <= 0 || (peak_tflops > 0 && bandwidth > 0 && memory_ms >= compute_ms)) {
+    bound = "memory";  // no counted FLOPs: bytes set the limit
+    limit_ms = memory_ms;
+  } else if (peak_tflops > 0 && bandwidth > 0) {
+    bound = "compute";
+    limit_ms = compute_ms;
+  }
+  auto fraction = [&](double ms) -> json { return limit_ms > 0 && ms > 0 ? json(limit_ms / ms) : json(nullptr); };
+  auto positive = [](double v) -> json { return v > 0 ? json(v) : json(nullptr); };
+  return {{"min_bytes", number_or_null(work, "min_bytes")},
+          {"model_flops", number_or_null(work, "flops")},
+          {"intensity", bytes > 0 ? json(flops / bytes) : json(nullptr)},
+          {"peak_tflops", positive(peak_tflops)},
+          {"ridge", bandwidth > 0 && peak_tflops > 0 ? json(peak_tflops * 1e12 / (bandwidth * 1e9)) : json(nullptr)},
+          {"bound", bound.empty() ? json(nullptr) : json(bound)},
+          {"limit_ms", positive(limit_ms)},
+          {"e2e_fraction_before", fraction(before_ms)},
+          {"e2e_fraction_after", fraction(after_ms)}};
+}
+
+/// The row's "roofline": the Triton kernels' (null fields without one) and the problem's end to end (without
+/// the problem's work, from a standalone kernel or an older report, those fields are absent); null with neither.
+json problem_roofline(const json& report, const json& kernels, double before_ms, double after_ms) {
+  const json& work = member(report, "problem_work");
+  const bool have_work = work.is_object() && work.contains("min_bytes") && work["min_bytes"].is_number();
+  if (kernels.empty() && !have_work) return nullptr;
+  const double bandwidth = measured_bandwidth(report);
+  json out = kernels.empty() ? json{{"bytes", nullptr}, {"flops", nullptr},
+                                    {"bandwidth_gbps", bandwidth > 0 ? json(bandwidth) : json(nullptr)},
+                                    {"before_ms", nullptr}, {"after_ms", nullptr}, {"fraction_before", nullptr},
+                                    {"fraction_after", nullptr}}
+                             : triton_roofline(kernels, bandwidth);
+  if (have_work) {
+    const double peak = agents::datasheet_fp32_tflops(string_or_empty(member(report, "versions"), "gpu"));
+    out.update(end_to_end_roofline(work, bandwidth, peak, before_ms, after_ms));
+  }
+  return out;
+}
+
+/// Candidates over the report's kernels: {screened, gated}.
+std::pair<int, int> candidates(const json& report) {
+  int screened = 0, gated = 0;
+  const json& modules = member(report, "modules");
+  if (!modules.is_array()) return {0, 0};
+  for (const auto& m : modules) {
+    const json& kernels = member(m, "kernels");
+    if (!kernels.is_array()) continue;
+    for (const auto& k : kernels) {
+      screened += static_cast<int>(number_or(member(k, "outcome"), "screened", 0));
+      gated += static_cast<int>(number_or(member(k, "outcome"), "gated", 0));
+    }
+  }
+  return {screened, gated};
 }
 
 }  // namespace
@@ -152,6 +224,13 @@ std::vector<fs::path> select_problems(const BenchOptions& o) {
 
 json bench_row(const fs::path& relative, const json& report, const std::string& error) {
   json row = {{"problem", relative.string()}, {"level", level_of(relative)}};
+  // cost: what the run's report.json says (null in reports from before it had "cost"); run_bench replaces
+  // wall_s with its own measurement for a run it made
+  const json& cost = member(report, "cost");
+  const auto [screened, gated] = candidates(report);
+  row.update({{"wall_s", number_or_null(cost, "wall_s")}, {"gpu_s", number_or_null(cost, "gpu_s")},
+              {"compile_s", number_or_null(cost, "compile_s")}, {"candidates_screened", screened},
+              {"candidates_gated", gated}});
   if (!error.empty()) {
     row.update({{"status", "failed"}, {"error", error}, {"speedup", 1.0}, {"correct", nullptr},
                 {"kernels", json::array()}, {"roofline", nullptr}});
@@ -165,7 +244,9 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
   double speedup = 1.0;  // a kept baseline counts as 1.0
   if (improved && correct) speedup = e["speedup_vs_compile"]["speedup"].get<double>();
   json per_kernel = kernel_rows(report, improved && correct);
-  json roofline = problem_roofline(report, per_kernel);
+  const double baseline_ms = number_or(member(e, "baseline_ms"), "median", 0.0);
+  const double after_ms = improved && correct ? number_or(member(e, "optimized_ms"), "median", 0.0) : baseline_ms;
+  json roofline = problem_roofline(report, per_kernel, baseline_ms, after_ms);
   row.update({{"status", !correct ? "incorrect" : improved ? "improved" : "baseline kept"},
               {"correct", correct},
               {"speedup", speedup},
@@ -208,12 +289,54 @@ json aggregate(const std::vector<json>& rows) {
         after.push_back(roof["fraction_after"].get<double>());
       }
     }
+    // end to end against the problem's roofline: medians over the problems with both fractions
+    std::vector<double> e2e_before, e2e_after;
+    int compute_bound = 0;
+    for (const json* r : rs) {
+      const json& roof = member(*r, "roofline");
+      if (!roof.is_object()) continue;
+      compute_bound += roof.value("bound", json()) == "compute";
+      const json b = number_or_null(roof, "e2e_fraction_before"), a = number_or_null(roof, "e2e_fraction_after");
+      if (b.is_number() && a.is_number()) {
+        e2e_before.push_back(b.get<double>());
+        e2e_after.push_back(a.get<double>());
+      }
+    }
+    auto median_or_null = [](std::vector<double> v) { return v.empty() ? json(nullptr) : json(verify::median(v)); };
     json roofline = {{"problems", before.size()},
-                     {"median_fraction_before", before.empty() ? json(nullptr) : json(verify::median(before))},
-                     {"median_fraction_after", after.empty() ? json(nullptr) : json(verify::median(after))}};
+                     {"median_fraction_before", median_or_null(before)},
+                     {"median_fraction_after", median_or_null(after)},
+                     {"e2e_problems", e2e_before.size()},
+                     {"median_e2e_fraction_before", median_or_null(e2e_before)},
+                     {"median_e2e_fraction_after", median_or_null(e2e_after)},
+                     {"compute_bound", compute_bound}};
+    // cost: medians and totals over the rows that have each figure (older rows have none of them)
+    std::vector<double> gpu, compile, wall;
+    int screened = 0, gated = 0;
+    for (const json* r : rs) {
+      if (const json v = number_or_null(*r, "gpu_s"); v.is_number()) gpu.push_back(v.get<double>());
+      if (const json v = number_or_null(*r, "compile_s"); v.is_number()) compile.push_back(v.get<double>());
+      if (const json v = number_or_null(*r, "wall_s"); v.is_number()) wall.push_back(v.get<double>());
+      screened += static_cast<int>(number_or(*r, "candidates_screened", 0));
+      gated += static_cast<int>(number_or(*r, "candidates_gated", 0));
+    }
+    auto total_or_null = [](const std::vector<double>& v) {
+      double t = 0;
+      for (double x : v) t += x;
+      return v.empty() ? json(nullptr) : json(t);
+    };
+    json cost = {{"problems", gpu.size()},
+                 {"median_gpu_s", median_or_null(gpu)},
+                 {"total_gpu_s", total_or_null(gpu)},
+                 {"median_compile_s", median_or_null(compile)},
+                 {"total_compile_s", total_or_null(compile)},
+                 {"median_wall_s", median_or_null(wall)},
+                 {"total_wall_s", total_or_null(wall)},
+                 {"candidates_screened", screened},
+                 {"candidates_gated", gated}};
     return json{{"problems", rs.size()}, {"geomean_speedup", rs.empty() ? 1.0 : std::exp(log_sum / rs.size())},
                 {"improved", improved}, {"incorrect", incorrect}, {"failed", failed},
-                {"no_triton_kernel", no_kernel}, {"fast_p", fast}, {"roofline", roofline}};
+                {"no_triton_kernel", no_kernel}, {"fast_p", fast}, {"roofline", roofline}, {"cost", cost}};
   };
   std::map<std::string, std::vector<const json*>> by_level;
   std::vector<const json*> all;
@@ -232,10 +355,17 @@ std::string percent_or_dash(const json& fraction) {
   return fraction.is_number() ? fmt::format("{:.0f}%", 100 * fraction.get<double>()) : "-";
 }
 
-/// "80% → 93%": the fraction of the measured bandwidth before → after; "-" where unknown.
-std::string bandwidth_before_after(const json& before, const json& after) {
+/// "80% → 93%": a fraction (of the measured bandwidth, of the roofline) before → after; "-" where unknown.
+std::string percent_before_after(const json& before, const json& after) {
   if (!before.is_number() && !after.is_number()) return "-";
   return percent_or_dash(before) + " → " + percent_or_dash(after);
+}
+
+/// Seconds: "12", "3.4" below 10; "-" where unknown.
+std::string seconds_or_dash(const json& seconds) {
+  if (!seconds.is_number()) return "-";
+  const double s = seconds.get<double>();
+  return s < 10 ? fmt::format("{:.1f}", s) : fmt::format("{:.0f}", s);
 }
 
 std::string markdown(const json& bench) {
@@ -258,39 +388,72 @@ std::string markdown(const json& bench) {
     md += fmt::format("Share of the measured memory bandwidth the Triton kernels reach (their bytes / their time; "
                       "median of {} problems with Triton kernels): {}.\n\n",
                       roof["problems"].get<int>(),
-                      bandwidth_before_after(roof["median_fraction_before"], roof["median_fraction_after"]));
+                      percent_before_after(roof["median_fraction_before"], roof["median_fraction_after"]));
+  }
+  if (number_or(roof, "e2e_problems", 0) > 0) {
+    md += fmt::format("Share of the problem's roofline reached end to end (its roofline time: min bytes / measured "
+                      "bandwidth or FLOPs / fp32 datasheet peak, whichever is longer, over its time per model call; "
+                      "median of {} problems, {} compute-bound): {}. FLOPs are counted by FlopCounterMode: matmuls, "
+                      "convolutions, attention; pointwise ops are not counted.\n\n",
+                      roof["e2e_problems"].get<int>(), roof.value("compute_bound", 0),
+                      percent_before_after(roof["median_e2e_fraction_before"], roof["median_e2e_fraction_after"]));
+  }
+  const json& cost = member(o, "cost");
+  if (number_or(cost, "problems", 0) > 0) {
+    md += fmt::format("Cost: GPU {} s in total, median {} s per problem ({} problems); compile {} s in total; wall {} s "
+                      "in total; candidates screened {}, gated {}.\n\n",
+                      seconds_or_dash(cost["total_gpu_s"]), seconds_or_dash(cost["median_gpu_s"]),
+                      cost["problems"].get<int>(), seconds_or_dash(cost["total_compile_s"]),
+                      seconds_or_dash(cost["total_wall_s"]), cost.value("candidates_screened", 0),
+                      cost.value("candidates_gated", 0));
   }
   md += "| level | problems | geomean | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
-        "median % of bandwidth before → after |\n";
-  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        "median % of bandwidth before → after | median % of roofline end to end before → after | "
+        "GPU s median / total |\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [level, s] : bench["aggregate"]["levels"].items()) {
     const auto& f = s["fast_p"];
     const json& lr = member(s, "roofline");
-    md += fmt::format("| {} | {} | {:.3f} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} |\n", level,
+    const json& lc = member(s, "cost");
+    md += fmt::format("| {} | {} | {:.3f} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} / {} |\n", level,
                       s["problems"].get<int>(), s["geomean_speedup"].get<double>(), s["improved"].get<int>(),
                       f["fast_1.0"].get<double>(), f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(),
                       f["fast_2.0"].get<double>(),
-                      bandwidth_before_after(number_or_null(lr, "median_fraction_before"),
-                                             number_or_null(lr, "median_fraction_after")));
+                      percent_before_after(number_or_null(lr, "median_fraction_before"),
+                                             number_or_null(lr, "median_fraction_after")),
+                      percent_before_after(number_or_null(lr, "median_e2e_fraction_before"),
+                                             number_or_null(lr, "median_e2e_fraction_after")),
+                      seconds_or_dash(number_or_null(lc, "median_gpu_s")),
+                      seconds_or_dash(number_or_null(lc, "total_gpu_s")));
   }
   md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | Triton kernels | "
-        "% of bandwidth before → after | wall s | screened / gated |\n";
-  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        "% of bandwidth before → after | min MB | GFLOP | bound | % of roofline end to end before → after | "
+        "wall s | GPU s | compile s | screened / gated |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
   for (const auto& r : bench["problems"]) {
     if (r["status"] == "failed") {
-      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | | |\n", r["problem"].get<std::string>(),
-                        r["error"].get<std::string>());
+      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | | | | | {} | {} | {} | |\n",
+                        r["problem"].get<std::string>(), r["error"].get<std::string>(),
+                        seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
+                        seconds_or_dash(number_or_null(r, "compile_s")));
       continue;
     }
-    const json wall = r.value("wall_s", json(nullptr));
     const json& rr = member(r, "roofline");
-    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} | {} / {} |\n",
+    const json min_bytes = number_or_null(rr, "min_bytes"), flops = number_or_null(rr, "model_flops");
+    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} | {} | {} | {} | {} | {} | {} | "
+                      "{} / {} |\n",
                       r["problem"].get<std::string>(), r["status"] == "incorrect" ? "**INCORRECT** " : "",
                       r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
                       r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(), r["triton_kernels"].get<int>(),
-                      bandwidth_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
-                      wall.is_number() ? fmt::format("{:.0f}", wall.get<double>()) : "-",
-                      r.value("candidates_screened", 0), r.value("candidates_gated", 0));
+                      percent_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
+                      min_bytes.is_number() ? fmt::format("{:.1f}", min_bytes.get<double>() / 1e6) : "-",
+                      flops.is_number() ? fmt::format("{:.3g}", flops.get<double>() / 1e9) : "-",
+                      string_or_empty(rr, "bound").empty() ? "-" : string_or_empty(rr, "bound"),
+                      percent_before_after(number_or_null(rr, "e2e_fraction_before"),
+                                             number_or_null(rr, "e2e_fraction_after")),
+                      seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
+                      seconds_or_dash(number_or_null(r, "compile_s")), r.value("candidates_screened", 0),
+                      r.value("candidates_gated", 0));
   }
   return md;
 }
@@ -326,20 +489,8 @@ json run_bench(const BenchOptions& o) {
       }
     }
     json row = bench_row(rel, report, error);
-    // cost: wall time of the optimize run (unknown when read back from an earlier invocation), candidates
-    row["wall_s"] = reused ? json(nullptr)
-                           : json(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    int screened = 0, gated = 0;
-    if (report.contains("modules")) {
-      for (const auto& m : report["modules"]) {
-        for (const auto& k : m["kernels"]) {
-          screened += k["outcome"].value("screened", 0);
-          gated += k["outcome"].value("gated", 0);
-        }
-      }
-    }
-    row["candidates_screened"] = screened;
-    row["candidates_gated"] = gated;
+    // a run read back keeps the wall time its report.json recorded (null in older reports)
+    if (!reused) row["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     rows.push_back(row);
     json partial = {{"problems", rows}, {"aggregate", aggregate(rows)}};
     util::write_file_atomic(o.out_dir / "bench.json", partial.dump(1) + "\n");

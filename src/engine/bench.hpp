@@ -4,7 +4,9 @@
 /// speedup over torch.compile (a problem whose baseline was kept counts as
 /// 1.0), how many improved, fast_p, and problems with no Triton kernel; per
 /// problem, each Triton kernel's time and the share of the measured memory
-/// bandwidth the kernels reach, before and after.
+/// bandwidth the kernels reach, before and after; the problem end to end
+/// against its own roofline (minimum bytes and counted FLOPs); what each
+/// problem cost (wall, GPU and compile seconds, candidates).
 /// Resumable: a problem whose run finished is read back, not rerun; one
 /// problem's failure never stops the others.
 #pragma once
@@ -38,14 +40,28 @@ std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
 /// kernels together (null without one): bytes, flops (null unless every kernel has them), bandwidth_gbps,
 /// before_ms, after_ms, fraction_before/after = bytes / time / bandwidth (null where not measured).
 /// Bytes are the distinct tensor storages a kernel's launches take, not vendor calls' traffic.
-/// Rows of older bench.json files lack "kernels" and "roofline"; every reader tolerates that.
+/// With the report's "problem_work" (the worker's min_bytes and FLOPs of the whole problem), "roofline" also
+/// holds the problem end to end (and exists without a Triton kernel, its kernel fields null): min_bytes,
+/// model_flops (FlopCounterMode: matmuls, convolutions, attention; pointwise ops not counted), intensity
+/// (FLOP/byte), peak_tflops (agents::datasheet_fp32_tflops of the report's GPU; null if unknown), ridge
+/// (peak / bandwidth, FLOP/byte), bound ("memory" without counted FLOPs or below the ridge, "compute" above
+/// it, null when a limit is unknown), limit_ms (the roofline time: min_bytes / bandwidth or flops / peak),
+/// e2e_fraction_before/after = limit_ms / the model call's time (before: torch.compile's median; after: the
+/// optimized median when the row is "improved", else torch.compile's).
+/// Cost, from the report's "cost" (null in older reports): wall_s, gpu_s, compile_s (see report::cost_json);
+/// candidates_screened and candidates_gated over the report's kernels.
+/// Rows of older bench.json files lack "kernels", "roofline" and the cost fields; every reader tolerates that.
 nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::json& report, const std::string& error);
 
-/// Aggregates rows: per level and overall geomean, improved, fast_p, incorrect, no-kernel counts, and
-/// "roofline": the median fraction_before and fraction_after over the problems that have both.
+/// Aggregates rows: per level and overall geomean, improved, fast_p, incorrect, no-kernel counts;
+/// "roofline": the median fraction_before and fraction_after over the problems that have both, the median
+/// e2e_fraction_before/after over the problems that have both (e2e_problems), compute_bound (count);
+/// "cost": median and total gpu_s, compile_s, wall_s over the rows that have each (problems = rows with
+/// gpu_s; null without any), candidates screened and gated in total.
 nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
 
-/// Runs the selection; writes bench.json and bench.md; returns bench.json.
+/// Runs the selection; writes bench.json, bench.md and bench.html; returns bench.json. A row's wall_s is
+/// measured here for a run it makes; a finished run read back keeps its report's.
 nlohmann::json run_bench(const BenchOptions& options);
 
 /// One report from several bench directories (shards run on other machines or in other

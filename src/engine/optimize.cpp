@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -284,6 +285,7 @@ json update_library(Context& ctx, store::Library& library, const std::vector<art
 
 json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
          const json& options, bool continuing) {
+  const auto started = std::chrono::steady_clock::now();
   const fs::path out = run_dir.path();
   worker::Worker w(worker_options(o, out));
   agents::LlmSession llm(o.llm, st, run_id);
@@ -327,6 +329,7 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   rep.out_dir = out.string();
   rep.versions = capture["versions"];
   rep.options = options;
+  rep.problem_work = capture.value("work", json());  // a standalone kernel file has none
 
   std::vector<std::map<std::string, std::string>> winners(modules.size());
   for (auto& m : modules) {
@@ -416,6 +419,9 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   rep.helion = helion;
   rep.library = update_library(ctx, library, modules, stitched, rep, capture);
   if (ctx.llm) rep.llm = ctx.llm->usage();
+  rep.cost.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  rep.cost.continued = continuing;
+  rep.cost.requests = w.request_times();
   json report_json = report::to_json(rep);
   report::write(rep, out);
   st.set_run_status(run_id, "done", report_json["summary"]);

@@ -145,6 +145,12 @@ std::string before_after(std::optional<double> before, std::optional<double> aft
   return (before ? percent(*before) : "-") + " \xe2\x86\x92 " + (after ? percent(*after) : "-");
 }
 
+// Seconds: "12", "3.4" below 10; "-" where unknown.
+std::string seconds(std::optional<double> s) {
+  if (!s) return "-";
+  return *s < 10 ? fmt::format("{:.1f}", *s) : fmt::format("{:.0f}", *s);
+}
+
 // A tick step of about `ticks` ticks over [0, max], on 1, 2 or 5 times a power of ten.
 double tick_step(double max, int ticks) {
   const double raw = max / ticks, p = std::pow(10.0, std::floor(std::log10(raw)));
@@ -356,7 +362,8 @@ std::string level_table(const json& agg) {
   std::string s =
       "<table id=\"level-table\"><thead><tr><th>level</th><th>problems</th><th>geomean</th><th>improved</th>"
       "<th>incorrect</th><th>failed</th><th>fast_1.0</th><th>fast_1.1</th><th>fast_1.5</th><th>fast_2.0</th>"
-      "<th>median % of bandwidth before → after</th></tr></thead><tbody>\n";
+      "<th>median % of bandwidth before → after</th><th>median % of roofline end to end before → after</th>"
+      "<th>GPU s median / total</th></tr></thead><tbody>\n";
   auto row = [&](const std::string& name, const json& l, bool total) {
     const json fp = l.is_object() && l.contains("fast_p") ? l["fast_p"] : json::object();
     s += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
@@ -365,7 +372,13 @@ std::string level_table(const json& agg) {
                      fmt_num(field(l, "incorrect"), "{:g}"), fmt_num(field(l, "failed"), "{:g}"));
     for (const char* k : {"fast_1.0", "fast_1.1", "fast_1.5", "fast_2.0"}) s += "<td>" + fmt_num(field(fp, k), "{:.2f}") + "</td>";
     const json& roof = member(l, "roofline");
-    s += "<td>" + before_after(field(roof, "median_fraction_before"), field(roof, "median_fraction_after")) + "</td></tr>\n";
+    const json& cost = member(l, "cost");
+    s += "<td>" + before_after(field(roof, "median_fraction_before"), field(roof, "median_fraction_after")) + "</td>";
+    s += "<td>" + before_after(field(roof, "median_e2e_fraction_before"), field(roof, "median_e2e_fraction_after")) +
+         "</td>";
+    const auto gpu_median = field(cost, "median_gpu_s"), gpu_total = field(cost, "total_gpu_s");
+    s += "<td>" + (gpu_median || gpu_total ? seconds(gpu_median) + " / " + seconds(gpu_total) : std::string()) +
+         "</td></tr>\n";
   };
   if (agg.is_object() && agg.contains("levels") && agg["levels"].is_object())
     for (const auto& [name, l] : agg["levels"].items()) row(name, l, false);
@@ -377,7 +390,9 @@ std::string problem_table(const json& rows) {
   std::string s =
       "<table id=\"problem-table\" class=\"sortable\" data-rows=\"{}\"><thead><tr><th>problem</th><th>status</th>"
       "<th>speedup</th><th>torch.compile ms</th><th>optimized ms</th><th>eager ms</th><th>Triton kernels</th>"
-      "<th>% of bandwidth before → after</th></tr></thead><tbody>\n";
+      "<th>% of bandwidth before → after</th><th>min MB</th><th>GFLOP</th><th>bound</th>"
+      "<th>% of roofline end to end before → after</th><th>wall s</th><th>GPU s</th><th>compile s</th>"
+      "<th>screened / gated</th></tr></thead><tbody>\n";
   size_t n = 0;
   std::string body;
   if (rows.is_array()) {
@@ -387,11 +402,20 @@ std::string problem_table(const json& rows) {
       std::string st = fmt::format("<span class=\"dot\" style=\"background:{}\"></span>{}", colour(status), html_escape(status));
       if (!error.empty()) st += "<div class=\"err\">" + html_escape(error) + "</div>";
       const json& roof = member(r, "roofline");
-      body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+      const auto min_bytes = field(roof, "min_bytes"), flops = field(roof, "model_flops");
+      const auto screened = field(r, "candidates_screened"), gated = field(r, "candidates_gated");
+      body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                          "<td>{}</td><td>{}</td><td>{}</td><td class=\"e2e-roofline\">{}</td><td>{}</td>"
+                          "<td class=\"gpu-s\">{}</td><td>{}</td><td>{}</td></tr>\n",
                           html_escape(text(r, "problem")), st, fmt_num(field(r, "speedup"), "{:.3f}"),
                           fmt_num(field(r, "baseline_ms"), "{:.4f}"), fmt_num(field(r, "optimized_ms"), "{:.4f}"),
                           fmt_num(field(r, "eager_ms"), "{:.4f}"), fmt_num(field(r, "triton_kernels"), "{:g}"),
-                          before_after(field(roof, "fraction_before"), field(roof, "fraction_after")));
+                          before_after(field(roof, "fraction_before"), field(roof, "fraction_after")),
+                          min_bytes ? fmt::format("{:.1f}", *min_bytes / 1e6) : "",
+                          flops ? fmt::format("{:.3g}", *flops / 1e9) : "", html_escape(text(roof, "bound")),
+                          before_after(field(roof, "e2e_fraction_before"), field(roof, "e2e_fraction_after")),
+                          seconds(field(r, "wall_s")), seconds(field(r, "gpu_s")), seconds(field(r, "compile_s")),
+                          screened || gated ? fmt_num(screened, "{:g}") + " / " + fmt_num(gated, "{:g}") : "");
     }
   }
   return fmt::format(fmt::runtime(s), n) + body + "</tbody></table>\n";
@@ -473,6 +497,20 @@ std::string bench_html(const json& bench) {
                      before_after(field(roof, "median_fraction_before"), field(roof, "median_fraction_after")),
                      fmt_num(field(roof, "problems"), "{:g}"));
   }
+  if (field(roof, "e2e_problems").value_or(0) > 0) {
+    h += fmt::format("<p class=\"summary\" id=\"e2e-roofline-summary\">End to end, problems reach a median <b>{}</b> of "
+                     "their roofline ({} problems, {} compute-bound).</p>\n",
+                     before_after(field(roof, "median_e2e_fraction_before"), field(roof, "median_e2e_fraction_after")),
+                     fmt_num(field(roof, "e2e_problems"), "{:g}"), fmt_num(field(roof, "compute_bound"), "{:g}"));
+  }
+  const json& cost = member(overall, "cost");
+  if (field(cost, "problems").value_or(0) > 0) {
+    h += fmt::format("<p class=\"summary\" id=\"cost-summary\">Cost: GPU {} s in total, median {} s per problem; "
+                     "compile {} s; wall {} s; candidates screened {}, gated {}.</p>\n",
+                     seconds(field(cost, "total_gpu_s")), seconds(field(cost, "median_gpu_s")),
+                     seconds(field(cost, "total_compile_s")), seconds(field(cost, "total_wall_s")),
+                     fmt_num(field(cost, "candidates_screened"), "{:g}"), fmt_num(field(cost, "candidates_gated"), "{:g}"));
+  }
   h += "<h2>Speedup per problem vs torch.compile</h2>\n" + legend(rows) + speedup_plot(rows);
   h += "<h2>Share of the memory bandwidth reached, before and after</h2>\n"
        "<p class=\"legend\">Per problem with Triton kernels: their bytes (the distinct tensor storages their launches "
@@ -485,7 +523,14 @@ std::string bench_html(const json& bench) {
        "total = 100%. One colour per kernel in launch order, the same before and after; hover a segment for the "
        "kernel's name and numbers. Vendor calls (cuBLAS, cuDNN) are not drawn.</p>\n" + time_plot(rows);
   h += "<h2>Per level</h2>\n" + level_table(agg);
-  h += "<h2>Per problem</h2>\n" + problem_table(rows);
+  h += "<h2>Per problem</h2>\n"
+       "<p class=\"legend\" id=\"e2e-roofline-note\">End to end against the problem's roofline: min MB = the model's "
+       "inputs, parameters, buffers and outputs, each storage once; GFLOP = FLOPs of one eager forward counted by "
+       "torch's FlopCounterMode (matmuls, convolutions, attention; pointwise ops are not counted); bound = memory or "
+       "compute, their intensity against the ridge of the measured bandwidth and the datasheet fp32 peak; % = the "
+       "roofline time over the model call's time, torch.compile → optimized. GPU s = the run's profiling, "
+       "correctness checks and timing; compile s = torch.compile and candidate compilation.</p>\n" +
+       problem_table(rows);
   if (!text(bench, "method").empty()) h += "<p class=\"summary\"><small>" + html_escape(text(bench, "method")) + "</small></p>\n";
   h += kScript;
   h += "</body></html>\n";

@@ -5,7 +5,8 @@
 /// whiskers; per problem, the share of the measured memory bandwidth its
 /// Triton kernels reach before and after (dumbbells, a 100% line); per
 /// problem, each Triton kernel's time before and after (stacked bars, before =
-/// 100%, one colour per kernel); the per-level and per-problem tables.
+/// 100%, one colour per kernel); the per-level and per-problem tables (these
+/// with the problem end to end against its roofline and the run's cost).
 #pragma once
 
 #include <string>
@@ -23,7 +24,9 @@ std::string html_escape(const std::string& text);
 /// "roofline-plot" (svg, data-problems = rows drawn: circles "roof-before", "roof-after"),
 /// "bandwidth-line" (the 100% line), "time-plot" (svg, data-problems = rows drawn: groups "seg"
 /// with data-phase before|after and data-kernel = launch-order index), "level-table",
-/// "problem-table" (data-rows); the script sets each plot's data-drawn (its rects and circles laid
+/// "problem-table" (data-rows; per row cells "e2e-roofline" (% of the problem's roofline before → after)
+/// and "gpu-s"), "e2e-roofline-summary" and "cost-summary" (overall, when any row has them),
+/// "e2e-roofline-note" (what the end-to-end columns count); the script sets each plot's data-drawn (its rects and circles laid
 /// out with a size) and body[data-ready="1"] last. Problem and kernel
 /// names appear only escaped, in text and <title>, never in attributes.
 std::string bench_html(const nlohmann::json& bench);

@@ -1,6 +1,8 @@
 // report.json and report.md of a run. See report.hpp.
 #include "report/report.hpp"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "util/fs.hpp"
@@ -36,15 +38,46 @@ std::string headline(const Report& r) {
                      e.speedup.speedup, base, e.speedup.ci_low, e.speedup.ci_high, e.baseline_ms, e.optimized_ms);
 }
 
+double seconds_of(const RunCost& c, const char* const* ops, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (auto it = c.requests.find(ops[i]); it != c.requests.end()) s += it->second.seconds;
+  }
+  return s;
+}
+
 }  // namespace
+
+json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) {
+  json requests = json::object();
+  double worker_s = 0;
+  for (const auto& [op, t] : c.requests) {
+    requests[op] = {{"requests", t.requests}, {"seconds", t.seconds}};
+    worker_s += t.seconds;
+  }
+  return {{"wall_s", c.wall_s},
+          {"gpu_s", seconds_of(c, kGpuOps, std::size(kGpuOps))},
+          {"compile_s", seconds_of(c, kCompileOps, std::size(kCompileOps))},
+          {"worker_s", worker_s},
+          {"continued", c.continued},
+          {"candidates_screened", candidates_screened},
+          {"candidates_gated", candidates_gated},
+          {"requests", requests},
+          {"method", fmt::format("engine-side wall time of worker requests, request to reply; gpu_s: {}; compile_s: {}; "
+                                 "worker_s: every request and worker start{}",
+                                 fmt::join(kGpuOps, ", "), fmt::join(kCompileOps, ", "),
+                                 c.continued ? "; this invocation of a continued run only" : "")}};
+}
 
 json to_json(const Report& r) {
   json modules = json::array();
-  int improved = 0, kernels = 0;
+  int improved = 0, kernels = 0, screened = 0, gated = 0;
   for (const auto& m : r.modules) {
     json ks = json::array();
     for (const auto& k : m.kernels) {
       kernels++;
+      screened += k.outcome.screened;
+      gated += k.outcome.gated;
       improved += k.outcome.status == "improved";
       json o = {{"status", k.outcome.status}, {"why", k.outcome.why}, {"winner_config", k.outcome.winner_config},
                 {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by},
@@ -80,7 +113,8 @@ json to_json(const Report& r) {
   return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
           {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
-          {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library}};
+          {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library},
+          {"problem_work", r.problem_work}, {"cost", cost_json(r.cost, screened, gated)}};
 }
 
 std::string to_markdown(const json& j) {
@@ -148,6 +182,27 @@ std::string to_markdown(const json& j) {
       }
     }
     md += "\n" + m["stitch_decision"].get<std::string>() + ".\n\n";
+  }
+  if (j.contains("problem_work") && j["problem_work"].is_object()) {
+    const auto& w = j["problem_work"];
+    md += fmt::format("## Problem\n\nMinimum bytes (inputs, parameters and buffers, outputs; each storage once): {:.1f} MB; "
+                      "FLOPs: {:.4g} ({}).\n\n",
+                      w.value("min_bytes", 0.0) / 1e6, w.value("flops", 0.0), w.value("flop_counter", std::string("?")));
+  }
+  if (j.contains("cost") && j["cost"].is_object()) {
+    const auto& c = j["cost"];
+    md += fmt::format("## Cost\n\nWall {:.1f} s; GPU {:.1f} s; compile {:.1f} s; all worker requests {:.1f} s; "
+                      "candidates screened {}, gated {}{}.\n\n",
+                      c.value("wall_s", 0.0), c.value("gpu_s", 0.0), c.value("compile_s", 0.0), c.value("worker_s", 0.0),
+                      c.value("candidates_screened", 0), c.value("candidates_gated", 0),
+                      c.value("continued", false) ? " (this invocation of a continued run)" : "");
+    if (c.contains("requests") && c["requests"].is_object() && !c["requests"].empty()) {
+      md += "| worker op | requests | seconds |\n|---|---:|---:|\n";
+      for (const auto& [op, t] : c["requests"].items()) {
+        md += fmt::format("| {} | {} | {:.2f} |\n", op, t.value("requests", 0), t.value("seconds", 0.0));
+      }
+      md += "\n";
+    }
   }
   if (j.contains("library") && j["library"].is_object()) {
     const auto& lib = j["library"];

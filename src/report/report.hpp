@@ -14,6 +14,7 @@
 #include "agents/planner.hpp"
 #include "agents/profiler.hpp"
 #include "verify/stats.hpp"
+#include "worker/worker.hpp"
 
 namespace kernelopt::report {
 
@@ -63,6 +64,19 @@ struct EndToEnd {
   int trials = 0;
 };
 
+/// Worker ops whose time is the run's GPU time: profiling, gate 2 and gate 3 evidence, timing (screen
+/// and gate 4), the end-to-end check. They run on the run's device (on the CPU under Triton's interpreter).
+inline constexpr const char* kGpuOps[] = {"profile", "check", "model_check", "bench", "final_check"};
+/// Worker ops whose time is the run's compile time: torch.compile's capture, candidate modules' compilation.
+inline constexpr const char* kCompileOps[] = {"capture", "compile"};
+
+/// What a run cost, measured by the engine (this invocation only: a continued run counts from its restart).
+struct RunCost {
+  double wall_s = 0;       ///< the run, from starting its worker to writing the report, s
+  bool continued = false;  ///< the run continued a recorded one; earlier invocations are not counted
+  std::map<std::string, worker::RequestTime> requests;  ///< worker op -> requests and their time ("start": workers started)
+};
+
 struct Report {
   std::string problem, problem_hash, out_dir;
   nlohmann::json versions, options;
@@ -74,7 +88,15 @@ struct Report {
   nlohmann::json helion;              ///< helion: the kernel, its config and the exported Triton file (else null)
   nlohmann::json llm;            ///< LLM use: providers, requests, tokens, cost, fallbacks; null when offline
   nlohmann::json library;        ///< kernel library: {"path", "reused": [kernel], "written": [{kernel, fingerprint, result}]}
+  nlohmann::json problem_work;   ///< the worker's capture "work": {min_bytes, input_bytes, flops, flop_counter}; null if none
+  RunCost cost;
 };
+
+/// report.json's "cost": wall_s, gpu_s (kGpuOps' time), compile_s (kCompileOps'), worker_s (every request and
+/// worker start), continued, candidates_screened and candidates_gated (over the run's kernels), requests
+/// ({op: {requests, seconds}}) and a one-line method. A GPU op that is a fresh worker's first request also
+/// rebuilds the worker's session (torch.compile again): that time counts as GPU time.
+nlohmann::json cost_json(const RunCost& cost, int candidates_screened, int candidates_gated);
 
 nlohmann::json to_json(const Report& report);
 std::string to_markdown(const nlohmann::json& report_json);

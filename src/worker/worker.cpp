@@ -104,8 +104,26 @@ Reply Worker::request(const std::string& op, const json& args, int timeout_ms) {
                   status ? util::describe_exit_status(*status) : "exited");
     stop();
   }
-  if (!proc_) start();
-  return exchange(op, args, timeout_ms);
+  if (!proc_) {
+    const auto started = Clock::now();
+    try {
+      start();
+    } catch (...) {
+      add_time("start", started);
+      throw;
+    }
+    add_time("start", started);
+  }
+  const auto sent = Clock::now();
+  Reply reply = exchange(op, args, timeout_ms);
+  add_time(op, sent);
+  return reply;
+}
+
+void Worker::add_time(const std::string& op, std::chrono::steady_clock::time_point since) {
+  RequestTime& t = request_times_[op];
+  t.requests++;
+  t.seconds += std::chrono::duration<double>(Clock::now() - since).count();
 }
 
 void Worker::start() {

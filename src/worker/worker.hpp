@@ -11,7 +11,9 @@
 /// thread that started it exits; see util/subprocess.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -49,6 +51,12 @@ struct Reply {
   bool ok() const { return status == Status::ok; }
 };
 
+/// Time spent in one kind of request, from the engine's side (send to reply, or to the timeout or death).
+struct RequestTime {
+  int requests = 0;    ///< requests of this op, failed ones included
+  double seconds = 0;  ///< their wall time together, s
+};
+
 class Worker {
  public:
   explicit Worker(WorkerOptions options);  ///< starts nothing yet
@@ -67,12 +75,16 @@ class Worker {
   void stop();
   int restarts() const;  ///< how many times a fresh worker was started after the first
   int pid() const;       ///< current worker pid or -1
+  /// Per op name, the requests made through this Worker and their time, across restarts; "start" is the
+  /// time spent starting workers and their handshakes (importing torch), not a request of the protocol.
+  const std::map<std::string, RequestTime>& request_times() const { return request_times_; }
   /// The current worker's "hello" result ({"protocol", "pid", "python"}); null before start.
   const nlohmann::json& handshake() const { return handshake_; }
 
  private:
   void start();
   Reply exchange(const std::string& op, const nlohmann::json& args, int timeout_ms);
+  void add_time(const std::string& op, std::chrono::steady_clock::time_point since);
   Reply on_timeout(const std::string& op, int timeout_ms);
   Reply on_death(const std::string& op);
   [[noreturn]] void fail_start(const std::string& why);
@@ -83,6 +95,7 @@ class Worker {
   nlohmann::json handshake_;
   int next_id_ = 1;
   int starts_ = 0;
+  std::map<std::string, RequestTime> request_times_;
 };
 
 /// One Worker per device; issue 8 will spread work over them. Workers start

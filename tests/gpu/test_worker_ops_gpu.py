@@ -33,6 +33,9 @@ def test_capture_writes_modules_and_artifact(captured):
     art = cap["modules"][0]["artifact"]
     assert art["kernels"] and art["launches"]
     assert os.path.isfile(out / "weights.pt") and os.path.isfile(out / "problem.py")
+    # softmax of a 300x1500 fp32 input: reads it, writes as much; no matmul, so no FLOPs counted
+    assert cap["work"]["min_bytes"] == 2 * 300 * 1500 * 4
+    assert cap["work"]["flops"] == 0
 
 
 def test_profile_reports_each_kernel(captured):

@@ -8,7 +8,9 @@ looks for a GPU, so each problem fails the same way with or without one. One mor
 d_softmax.py, has a finished run already in the bench directory: the real report.json of an H200
 run (tests/fixtures/reports), with a second kernel named as markup added; bench reads finished
 runs back instead of rerunning them, so bench.html is written with 3 failed bars and one
-problem with Triton kernels, drawn in every plot. Needs `chromium` (scripts/setup.sh installs
+problem with Triton kernels, drawn in every plot. That report predates the problem's work and the run's
+cost; the test adds them (examples/softmax.py, a 4096x8192 fp32 softmax: 128 MiB in, 128 MiB out, no counted FLOPs), so the
+per-problem table's end-to-end roofline and GPU-seconds cells are filled for it. Needs `chromium` (scripts/setup.sh installs
 it); fails without.
 """
 import copy
@@ -61,6 +63,8 @@ def _finished_softmax_run(run_dir):
     extra["profile"]["time_ms"] = 0.02
     extra["outcome"] = {"status": "no gain", "screened": 2, "gated": 0}
     kernels.append(extra)
+    report["problem_work"] = {"min_bytes": 2 * 4096 * 8192 * 4, "flops": 0, "flop_counter": "FlopCounterMode"}
+    report["cost"] = {"wall_s": 41.5, "gpu_s": 12.25, "compile_s": 8.5}
     run_dir.mkdir(parents=True)
     (run_dir / "report.json").write_text(json.dumps(report))
 
@@ -179,3 +183,26 @@ def test_bench_html_screenshot(chromium, bench_html, tmp_path):
     keep = os.environ.get("KERNELOPT_KEEP_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_bench_html_problem_table_has_end_to_end_roofline_and_cost(chromium, bench_html, tmp_path):
+    proc = _chromium(chromium, tmp_path, "--dump-dom", bench_html.as_uri())
+    assert proc.returncode == 0, f"chromium --dump-dom exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    dom = proc.stdout
+    table = re.search(r'<table id="problem-table".*?</table>', dom, re.S)
+    assert table, "no problem table in the DOM"
+    headers = re.findall(r"<th>(.*?)</th>", table.group(0))
+    for name in ("min MB", "GFLOP", "bound", "% of roofline end to end before → after", "wall s", "GPU s",
+                 "compile s", "screened / gated"):
+        assert name in headers, f"{name!r} not among the problem table's columns {headers}"
+    rows = re.findall(r"<tr><td>(.*?)</td>(.*?)</tr>", table.group(0), re.S)
+    assert len(rows) == 4
+    for problem, rest in rows:
+        assert len(re.findall(r"<td", rest)) + 1 == len(headers), f"{problem}: cells and columns differ"
+    softmax = dict(rows)["level1/d_softmax.py"]
+    # 268435456 B / 4231 GB/s = 0.0634 ms over torch.compile's 0.1369 ms and the optimized 0.1240 ms
+    assert '<td>268.4</td><td>0</td><td>memory</td><td class="e2e-roofline">46% → 51%</td>' in softmax, softmax
+    assert '<td>42</td><td class="gpu-s">12</td><td>8.5</td><td>27 / 4</td>' in softmax, softmax  # 25 + 2 screened
+    failed = dict(rows)["level1/a_relu.py"]
+    assert '<td class="e2e-roofline"></td>' in failed and '<td class="gpu-s">-</td>' in failed, failed
+    assert 'id="e2e-roofline-summary"' in dom and 'id="cost-summary"' in dom

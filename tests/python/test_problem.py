@@ -183,3 +183,99 @@ def test_check_problem_confirms_meta_failures_on_the_cpu(tmp_path):
     path = write(tmp_path, GOOD.replace("return [torch.randn(4, 16)]",
                                         "n = int(torch.tensor(4).item())\n    return [torch.randn(n, 16)]"))
     check_problem(load_problem(path), path)
+
+
+# problem_work: the end-to-end roofline's minimum bytes and FLOPs, on the CPU
+
+def test_problem_work_of_a_linear_model_is_2mnk_flops_and_every_tensor_once():
+    from kernelopt.worker.problem import problem_work
+    m, k, n = 8, 32, 16
+    torch.manual_seed(0)
+    model = torch.nn.Linear(k, n).eval()
+    work = problem_work(model, [torch.randn(m, k)])
+    assert work["flops"] == 2 * m * n * k  # addmm; the bias add is pointwise, not counted
+    # x (m*k) + weight (n*k) + bias (n) + output (m*n), fp32
+    assert work["min_bytes"] == 4 * (m * k + n * k + n + m * n)
+    assert work["input_bytes"] == 4 * (m * k + n * k + n)
+    assert "pointwise ops" in work["flop_counter"] and "not counted" in work["flop_counter"]
+
+
+class _Relu(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+class _Identity(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+class _RowOfInput(torch.nn.Module):
+    def forward(self, x):
+        return x[1]
+
+
+class _AddInPlace(torch.nn.Module):
+    def forward(self, x, k):
+        return x.add_(k)
+
+
+def test_problem_work_of_a_pointwise_model_is_no_flops_and_input_plus_output():
+    from kernelopt.worker.problem import problem_work
+    x = torch.randn(64, 48)
+    work = problem_work(_Relu(), [x])
+    assert work["flops"] == 0
+    assert work["min_bytes"] == 2 * x.numel() * 4
+    assert work["input_bytes"] == x.numel() * 4
+
+
+def test_problem_work_counts_each_storage_once():
+    from kernelopt.worker.problem import problem_work, storage_bytes
+    x = torch.randn(10, 6)
+    assert problem_work(_Identity(), [x])["min_bytes"] == x.numel() * 4  # the output is the input
+    assert problem_work(_RowOfInput(), [x])["min_bytes"] == x.numel() * 4  # a view of it
+    assert storage_bytes([x[0], x[3]]) == 4 * 4 * 6  # rows 0..3: the span the views reach
+    assert storage_bytes([torch.randn(5).expand(7, 5)]) == 5 * 4  # stored elements only
+    assert storage_bytes([torch.randn(0, 3)]) == 0
+
+
+def test_problem_work_leaves_the_callers_inputs_unchanged():
+    from kernelopt.worker.problem import problem_work
+    x = torch.zeros(4, 4)
+    work = problem_work(_AddInPlace(), [x, 3])
+    assert torch.equal(x, torch.zeros(4, 4))
+    assert work["min_bytes"] == x.numel() * 4 and work["flops"] == 0
+
+
+RAISES_IN_FORWARD = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 2:
+            raise RuntimeError("CUDA out of memory (as a test says)")
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(4, 3)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_session_work_is_computed_once_and_a_failing_forward_is_an_error_not_a_failed_capture(tmp_path):
+    from kernelopt.worker.session import Session
+    good = Session(write(tmp_path, GOOD), "cpu", [0, 1, 2])  # no torch.compile: work() needs only the inputs
+    good.inputs[0] = make_inputs(good.problem, good.problem_path, 0, "cpu")
+    work = good.work()
+    assert work["flops"] == 2 * 4 * 16 * 16  # Linear(16, 16) on 4 rows; relu not counted
+    assert work["min_bytes"] == 4 * (4 * 16 + 16 * 16 + 16 + 4 * 16)
+    assert good.work() is work
+    bad = Session(write(tmp_path, RAISES_IN_FORWARD, "bad.py"), "cpu", [0, 1, 2])
+    bad.inputs[0] = make_inputs(bad.problem, bad.problem_path, 0, "cpu")
+    assert bad.work() == {"error": "RuntimeError: CUDA out of memory (as a test says)"}

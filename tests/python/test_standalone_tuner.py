@@ -182,6 +182,20 @@ def test_offline_tuner_tries_launch_configs_of_a_standalone_kernel(kernelopt, tm
     compile(optimized, "optimized", "exec")
     assert top_level(optimized, "launch") == top_level(original, "launch")
 
+    # what the run cost, as the engine timed its worker requests by op
+    cost = report["cost"]
+    req = cost["requests"]
+    assert {"start", "validate", "capture", "profile", "compile", "check", "bench", "final_check"} <= req.keys(), req
+    seconds = {op: r["seconds"] for op, r in req.items()}
+    gpu = sum(seconds.get(op, 0) for op in ("profile", "check", "model_check", "bench", "final_check"))
+    assert cost["gpu_s"] == pytest.approx(gpu) and cost["gpu_s"] > 0
+    assert cost["compile_s"] == pytest.approx(seconds["capture"] + seconds["compile"])
+    assert cost["worker_s"] == pytest.approx(sum(seconds.values()))
+    assert 0 < cost["worker_s"] <= cost["wall_s"]
+    assert cost["candidates_screened"] == sum(k["outcome"]["screened"] for k in kernels.values())
+    assert cost["continued"] is False
+    assert report["problem_work"] is None  # a standalone kernel file: no model to count bytes and FLOPs of
+
 
 def test_an_autotuned_kernel_is_left_alone_with_the_reason(kernelopt, tmp_path):
     _, _, kernels = optimize_kernel(kernelopt, tmp_path, GOOD, budget=8)

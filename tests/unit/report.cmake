@@ -1,1 +1,1 @@
-add_kernelopt_test(test_report test_report_bench_html.cpp)
+add_kernelopt_test(test_report test_report_bench_html.cpp test_report_report.cpp)

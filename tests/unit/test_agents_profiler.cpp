@@ -71,3 +71,11 @@ TEST(AgentsProfiler, KeepsInputOrder) {
 }
 
 }  // namespace
+
+TEST(AgentsProfiler, DatasheetFp32PeakByDeviceName) {
+  EXPECT_DOUBLE_EQ(datasheet_fp32_tflops("NVIDIA H200"), 67.0);  // the name torch gives the H200 SXM
+  EXPECT_DOUBLE_EQ(datasheet_fp32_tflops("NVIDIA H200 NVL"), 60.0);
+  EXPECT_DOUBLE_EQ(datasheet_fp32_tflops("NVIDIA A100-SXM4-80GB"), 19.5);
+  EXPECT_DOUBLE_EQ(datasheet_fp32_tflops("NVIDIA GeForce RTX 4090"), 0.0);  // not in the table: unknown
+  EXPECT_DOUBLE_EQ(datasheet_fp32_tflops(""), 0.0);
+}

@@ -281,3 +281,237 @@ TEST(EngineBench, MergeRendersOldRowsBesideRowsWithRoofline) {
   EXPECT_NE(md.substr(x, md.find('\n', x) - x).find("| 1 | - | - |"), std::string::npos);  // old row: 1 kernel, no fraction, no wall time
   EXPECT_TRUE(fs::exists(out / "bench.html"));
 }
+
+namespace {
+
+// What this branch's worker and engine add to report.json, for the fixture's softmax run (which predates
+// them): the problem's work as problem_work() computes it for examples/softmax.py, a 4096x8192 fp32 softmax
+// (input and output, no counted FLOPs), and a run cost. Added by the test, not measured.
+constexpr double kMinBytes = 2.0 * 4096 * 8192 * 4;  // = kBytes: the one kernel reads the input, writes the output
+constexpr double kBaselineMs = 0.13689599931240082;  // end_to_end.baseline_ms.median
+constexpr double kOptimizedMs = 0.1239520013332367;  // end_to_end.optimized_ms.median
+
+json softmax_report_with_work_and_cost() {
+  json report = softmax_report();
+  report["problem_work"] = {{"min_bytes", kMinBytes}, {"input_bytes", kMinBytes / 2}, {"flops", 0},
+                            {"flop_counter", "FlopCounterMode"}};
+  report["cost"] = {{"wall_s", 41.5}, {"gpu_s", 12.25}, {"compile_s", 8.5}, {"worker_s", 30.0}};
+  return report;
+}
+
+/// A problem with no Triton kernel (a matmul left to cuBLAS): n x n times n x n, fp32, on `gpu`.
+json matmul_report(const std::string& gpu, double baseline_ms) {
+  const double n = 4096;
+  json r = report(false, true, 1.0, 0);
+  r["modules"][0]["bandwidth_gbps"] = kBandwidth;
+  r["versions"] = {{"gpu", gpu}};
+  r["end_to_end"]["baseline_ms"]["median"] = baseline_ms;
+  r["problem_work"] = {{"min_bytes", 3 * n * n * 4}, {"flops", 2 * n * n * n}};
+  return r;
+}
+
+}  // namespace
+
+TEST(EngineBench, RowCarriesTheProblemsRooflineEndToEndAndItsCost) {
+  const json row = bench_row("level1/softmax.py", softmax_report_with_work_and_cost(), "");
+  const json& r = row["roofline"];
+  // the Triton kernels' fields stay as they were
+  EXPECT_DOUBLE_EQ(r["bytes"].get<double>(), kBytes);
+  EXPECT_NEAR(r["fraction_before"].get<double>(), 0.7963446478858685, 1e-9);
+  // the problem: no FLOPs counted, so memory-bound; its roofline time is min bytes / measured bandwidth
+  EXPECT_DOUBLE_EQ(r["min_bytes"].get<double>(), kMinBytes);
+  EXPECT_DOUBLE_EQ(r["model_flops"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(r["intensity"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(r["peak_tflops"].get<double>(), 67.0);  // NVIDIA H200, datasheet fp32
+  EXPECT_NEAR(r["ridge"].get<double>(), 67e12 / (kBandwidth * 1e9), 1e-9);  // ~15.8 FLOP/byte
+  EXPECT_EQ(r["bound"], "memory");
+  const double limit_ms = kMinBytes / (kBandwidth * 1e6);  // 0.0634 ms
+  EXPECT_NEAR(r["limit_ms"].get<double>(), limit_ms, 1e-12);
+  EXPECT_NEAR(r["e2e_fraction_before"].get<double>(), limit_ms / kBaselineMs, 1e-12);  // 0.463
+  EXPECT_NEAR(r["e2e_fraction_after"].get<double>(), limit_ms / kOptimizedMs, 1e-12);   // 0.512: improved, kept
+  // cost from the report; candidates over its kernels
+  EXPECT_DOUBLE_EQ(row["wall_s"].get<double>(), 41.5);
+  EXPECT_DOUBLE_EQ(row["gpu_s"].get<double>(), 12.25);
+  EXPECT_DOUBLE_EQ(row["compile_s"].get<double>(), 8.5);
+  EXPECT_EQ(row["candidates_screened"], 25);
+  EXPECT_EQ(row["candidates_gated"], 4);
+}
+
+TEST(EngineBench, ProblemRooflineOfAKeptBaselineUsesTorchCompileTimeAfter) {
+  json report = softmax_report_with_work_and_cost();
+  report["summary"]["improved"] = false;
+  const json r = bench_row("level1/softmax.py", report, "")["roofline"];
+  EXPECT_DOUBLE_EQ(r["e2e_fraction_after"].get<double>(), r["e2e_fraction_before"].get<double>());
+}
+
+TEST(EngineBench, ProblemRooflineWithoutTritonKernelIsComputeBoundAboveTheRidge) {
+  // 4096^3 matmul: intensity 2n^3 / 12n^2 = n/6 = 683 FLOP/byte, far above the H200's ~15.8
+  const json row = bench_row("level1/matmul.py", matmul_report("NVIDIA H200", 2.5), "");
+  ASSERT_TRUE(row["kernels"].empty());
+  const json& r = row["roofline"];
+  ASSERT_TRUE(r.is_object());
+  EXPECT_TRUE(r["bytes"].is_null());  // no Triton kernel: its fields are null, the problem's are not
+  EXPECT_TRUE(r["fraction_before"].is_null());
+  EXPECT_DOUBLE_EQ(r["bandwidth_gbps"].get<double>(), kBandwidth);
+  EXPECT_EQ(r["bound"], "compute");
+  EXPECT_NEAR(r["intensity"].get<double>(), 4096.0 / 6, 1e-9);
+  const double limit_ms = 2.0 * 4096 * 4096 * 4096 / (67.0 * 1e9);  // 2.05 ms at 67 TFLOP/s
+  EXPECT_NEAR(r["limit_ms"].get<double>(), limit_ms, 1e-12);
+  EXPECT_NEAR(r["e2e_fraction_before"].get<double>(), limit_ms / 2.5, 1e-12);
+  EXPECT_NEAR(r["e2e_fraction_after"].get<double>(), limit_ms / 2.5, 1e-12);  // baseline kept
+
+  // a GPU without a datasheet figure: the bound and the fractions are unknown, the work is still reported
+  const json u = bench_row("level1/matmul.py", matmul_report("Some GPU", 2.5), "")["roofline"];
+  EXPECT_TRUE(u["peak_tflops"].is_null());
+  EXPECT_TRUE(u["ridge"].is_null());
+  EXPECT_TRUE(u["bound"].is_null());
+  EXPECT_TRUE(u["e2e_fraction_before"].is_null());
+  EXPECT_DOUBLE_EQ(u["model_flops"].get<double>(), 2.0 * 4096 * 4096 * 4096);
+  // ... but with no counted FLOPs the bytes alone set the limit, peak or not
+  json pointwise = matmul_report("Some GPU", 0.2);
+  pointwise["problem_work"]["flops"] = 0;
+  const json p = bench_row("level1/relu.py", pointwise, "")["roofline"];
+  EXPECT_EQ(p["bound"], "memory");
+  EXPECT_NEAR(p["e2e_fraction_before"].get<double>(), 3.0 * 4096 * 4096 * 4 / (kBandwidth * 1e6) / 0.2, 1e-12);
+}
+
+TEST(EngineBench, RowsFromOlderReportsHaveNullCostAndNoProblemRoofline) {
+  const json row = bench_row("level1/softmax.py", softmax_report(), "");  // the fixture predates both
+  EXPECT_TRUE(row["gpu_s"].is_null());
+  EXPECT_TRUE(row["compile_s"].is_null());
+  EXPECT_TRUE(row["wall_s"].is_null());
+  EXPECT_FALSE(row["roofline"].contains("min_bytes"));
+  EXPECT_FALSE(row["roofline"].contains("e2e_fraction_before"));
+  const json failed = bench_row("level1/x.py", json(), "boom");
+  EXPECT_TRUE(failed["gpu_s"].is_null());
+  EXPECT_EQ(failed["candidates_screened"], 0);
+}
+
+TEST(EngineBench, AggregateCostAndProblemRooflineMedians) {
+  auto with = [](const std::string& problem, double gpu, double compile, double e2e_before, double e2e_after,
+                 const char* bound) {
+    json row = bench_row(problem, report(true, true, 1.5, 1), "");
+    row["gpu_s"] = gpu;
+    row["compile_s"] = compile;
+    row["wall_s"] = gpu + compile + 1;
+    row["candidates_screened"] = 10;
+    row["candidates_gated"] = 2;
+    row["roofline"] = {{"e2e_fraction_before", e2e_before}, {"e2e_fraction_after", e2e_after}, {"bound", bound}};
+    return row;
+  };
+  std::vector<json> rows = {with("level1/a.py", 10, 4, 0.2, 0.4, "memory"), with("level1/b.py", 30, 6, 0.5, 0.6, "compute"),
+                            with("level1/c.py", 20, 5, 0.3, 0.3, "memory")};
+  json old = bench_row("level1/old.py", report(true, true, 1.2, 1), "");  // a row of an older bench.json
+  for (const char* k : {"gpu_s", "compile_s", "wall_s", "roofline", "kernels"}) old.erase(k);
+  rows.push_back(old);
+  const json agg = aggregate(rows);
+  const json& c = agg["overall"]["cost"];
+  EXPECT_EQ(c["problems"], 3);
+  EXPECT_DOUBLE_EQ(c["median_gpu_s"].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(c["total_gpu_s"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(c["median_compile_s"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(c["total_compile_s"].get<double>(), 15.0);
+  EXPECT_DOUBLE_EQ(c["total_wall_s"].get<double>(), 78.0);
+  EXPECT_EQ(c["candidates_screened"], 30);
+  EXPECT_EQ(c["candidates_gated"], 6);
+  const json& roof = agg["levels"]["level1"]["roofline"];
+  EXPECT_EQ(roof["e2e_problems"], 3);
+  EXPECT_NEAR(roof["median_e2e_fraction_before"].get<double>(), 0.3, 1e-12);
+  EXPECT_NEAR(roof["median_e2e_fraction_after"].get<double>(), 0.4, 1e-12);
+  EXPECT_EQ(roof["compute_bound"], 1);
+  const json none = aggregate({old})["overall"]["cost"];  // only old rows: nothing to take a median of
+  EXPECT_EQ(none["problems"], 0);
+  EXPECT_TRUE(none["median_gpu_s"].is_null());
+  EXPECT_TRUE(none["total_gpu_s"].is_null());
+}
+
+namespace {
+
+/// The cells of a markdown table line ("| a | b |" -> {"a", "b"}), trimmed.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  size_t p = line.find('|');
+  while (p != std::string::npos) {
+    const size_t q = line.find('|', p + 1);
+    if (q == std::string::npos) break;
+    std::string c = line.substr(p + 1, q - p - 1);
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+    out.push_back(c);
+    p = q;
+  }
+  return out;
+}
+
+/// The line of `md` that starts with `prefix`; "" if none.
+std::string line_of(const std::string& md, const std::string& prefix) {
+  const size_t at = md.find("\n" + prefix);
+  if (at == std::string::npos) return "";
+  return md.substr(at + 1, md.find('\n', at + 1) - at - 1);
+}
+
+}  // namespace
+
+TEST(EngineBench, MergeCarriesCostAndProblemRooflineBesideOlderRows) {
+  // an older shard: rows without the cost fields, "kernels" and "roofline"
+  fs::path old = bench_dir("old2", {"level1/x.py"}, 1.2);
+  json bench = json::parse(kernelopt::util::read_file(old / "bench.json"));
+  for (auto& r : bench["problems"]) {
+    for (const char* k : {"gpu_s", "compile_s", "wall_s", "kernels", "roofline"}) r.erase(k);
+  }
+  std::ofstream(old / "bench.json") << bench.dump();
+  fs::path fresh = fs::temp_directory_path() / ("ko_merge_" + std::to_string(::getpid()) + "_fresh2");
+  fs::remove_all(fresh);
+  fs::create_directories(fresh);
+  std::vector<json> rows = {bench_row("level1/softmax.py", softmax_report_with_work_and_cost(), ""),
+                            bench_row("level1/y_failed.py", json(), "boom")};
+  std::ofstream(fresh / "bench.json") << json{{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "2/2"}}.dump();
+
+  fs::path out = fs::temp_directory_path() / ("ko_merge_out4_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const json merged = merge_bench({old, fresh}, out);
+  const json& softmax = merged["problems"][0];
+  ASSERT_EQ(softmax["problem"], "level1/softmax.py");
+  EXPECT_DOUBLE_EQ(softmax["gpu_s"].get<double>(), 12.25);
+  EXPECT_EQ(softmax["roofline"]["bound"], "memory");
+  const json& x = merged["problems"][1];
+  ASSERT_EQ(x["problem"], "level1/x.py");
+  EXPECT_FALSE(x.contains("gpu_s"));  // carried as it was
+  EXPECT_EQ(merged["aggregate"]["overall"]["cost"]["problems"], 1);
+  EXPECT_DOUBLE_EQ(merged["aggregate"]["overall"]["cost"]["total_gpu_s"].get<double>(), 12.25);
+  EXPECT_EQ(merged["aggregate"]["overall"]["roofline"]["e2e_problems"], 1);
+
+  const std::string md = kernelopt::util::read_file(out / "bench.md");
+  const std::string header = line_of(md, "| problem |");
+  const auto columns = cells(header);
+  ASSERT_EQ(columns.size(), 16u) << header;
+  EXPECT_EQ(columns[8], "min MB");
+  EXPECT_EQ(columns[9], "GFLOP");
+  EXPECT_EQ(columns[10], "bound");
+  EXPECT_EQ(columns[11], "% of roofline end to end before → after");
+  EXPECT_EQ(columns[12], "wall s");
+  EXPECT_EQ(columns[13], "GPU s");
+  EXPECT_EQ(columns[14], "compile s");
+  EXPECT_EQ(columns[15], "screened / gated");
+  const auto s = cells(line_of(md, "| level1/softmax.py |"));
+  ASSERT_EQ(s.size(), 16u);
+  EXPECT_EQ(s[7], "80% → 93%");
+  EXPECT_EQ(s[8], "268.4");  // MB
+  EXPECT_EQ(s[9], "0");      // GFLOP
+  EXPECT_EQ(s[10], "memory");
+  EXPECT_EQ(s[11], "46% → 51%");
+  EXPECT_EQ(s[12], "42");  // wall 41.5 s
+  EXPECT_EQ(s[13], "12");
+  EXPECT_EQ(s[14], "8.5");
+  EXPECT_EQ(s[15], "25 / 4");
+  const auto o = cells(line_of(md, "| level1/x.py |"));
+  ASSERT_EQ(o.size(), 16u);
+  for (size_t i = 8; i <= 14; ++i) EXPECT_EQ(o[i], "-") << "column " << columns[i];
+  EXPECT_EQ(cells(line_of(md, "| level1/y_failed.py |")).size(), 16u);
+  const auto level = cells(line_of(md, "| level1 |"));
+  ASSERT_EQ(level.size(), cells(line_of(md, "| level |")).size());
+  EXPECT_EQ(level[9], "46% → 51%");
+  EXPECT_EQ(level[10], "12 / 12");
+  EXPECT_NE(md.find("Cost: GPU 12 s in total, median 12 s per problem (1 problems)"), std::string::npos) << md;
+  EXPECT_NE(md.find("pointwise ops are not counted"), std::string::npos);
+}

@@ -143,3 +143,58 @@ TEST(BenchHtml, NewPlotsAreEmptyWithoutRooflineFields) {
   EXPECT_NE(p.find("id=\"roofline-plot\" data-problems=\"0\""), std::string::npos);
   EXPECT_NE(p.find("id=\"time-plot\" data-problems=\"0\""), std::string::npos);
 }
+
+namespace {
+
+/// The softmax fixture with what this branch adds to report.json (problem_work, cost), as the bench tests add it.
+json softmax_with_work_and_cost() {
+  json r = softmax_report();
+  r["problem_work"] = {{"min_bytes", 2.0 * 4096 * 8192 * 4}, {"flops", 0}};
+  r["cost"] = {{"wall_s", 41.5}, {"gpu_s", 12.25}, {"compile_s", 8.5}};
+  return r;
+}
+
+/// The <tr> of the per-problem table whose first cell is `problem` (escaped); "" if none.
+std::string table_row(const std::string& h, const std::string& problem) {
+  const size_t at = h.find("<tr><td>" + problem + "</td>");
+  return at == std::string::npos ? "" : h.substr(at, h.find("</tr>", at) - at);
+}
+
+}  // namespace
+
+TEST(BenchHtml, ProblemTableHasTheProblemsRooflineAndCost) {
+  std::vector<json> rows = {kernelopt::engine::bench_row("level1/softmax.py", softmax_with_work_and_cost(), ""),
+                            row("level1/old_row.py", "improved", 1.1),
+                            kernelopt::engine::bench_row("level2/failed.py", json(), "boom")};
+  const std::string h = bench_html({{"problems", rows}, {"aggregate", kernelopt::engine::aggregate(rows)}});
+  for (const char* th : {"<th>min MB</th>", "<th>GFLOP</th>", "<th>bound</th>",
+                         "<th>% of roofline end to end before \xe2\x86\x92 after</th>", "<th>wall s</th>",
+                         "<th>GPU s</th>", "<th>compile s</th>", "<th>screened / gated</th>",
+                         "<th>GPU s median / total</th>"}) {
+    EXPECT_NE(h.find(th), std::string::npos) << th;
+  }
+  const std::string softmax = table_row(h, "level1/softmax.py");
+  ASSERT_FALSE(softmax.empty());
+  EXPECT_NE(softmax.find("<td>268.4</td><td>0</td><td>memory</td>"), std::string::npos) << softmax;
+  EXPECT_NE(softmax.find("<td class=\"e2e-roofline\">46% \xe2\x86\x92 51%</td><td>42</td><td class=\"gpu-s\">12</td>"
+                         "<td>8.5</td><td>25 / 4</td>"),
+            std::string::npos)
+      << softmax;
+  // an old row and a failed one: the new cells are there, empty or "-"
+  const std::string old = table_row(h, "level1/old_row.py");
+  EXPECT_NE(old.find("<td class=\"e2e-roofline\"></td><td>-</td><td class=\"gpu-s\">-</td><td>-</td><td></td>"),
+            std::string::npos)
+      << old;
+  EXPECT_EQ(count(table_row(h, "level2/failed.py"), "<td"), count(softmax, "<td"));
+  EXPECT_NE(h.find("id=\"e2e-roofline-summary\""), std::string::npos);
+  EXPECT_NE(h.find("id=\"cost-summary\""), std::string::npos);
+  EXPECT_NE(h.find("pointwise ops are not counted"), std::string::npos);
+  // the level table: median end to end and GPU seconds
+  EXPECT_NE(h.find("<td>46% \xe2\x86\x92 51%</td><td>12 / 12</td></tr>"), std::string::npos);
+}
+
+TEST(BenchHtml, NoCostOrProblemRooflineSummaryFromOlderRows) {
+  const std::string h = bench_html(synthetic());
+  EXPECT_EQ(h.find("id=\"e2e-roofline-summary\""), std::string::npos);
+  EXPECT_EQ(h.find("id=\"cost-summary\""), std::string::npos);
+}

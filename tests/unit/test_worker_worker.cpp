@@ -127,6 +127,24 @@ TEST(Worker, HangTimesOutKillsGroupAndRecovers) {
   EXPECT_EQ(worker.restarts(), 1);
 }
 
+TEST(Worker, RequestTimesPerOpIncludeTimeoutsAndStarts) {
+  Worker worker(test_options());
+  EXPECT_TRUE(worker.request_times().empty());
+  ASSERT_TRUE(worker.request("echo", json::object(), 10000).ok());
+  ASSERT_TRUE(worker.request("echo", json::object(), 10000).ok());
+  EXPECT_EQ(worker.request("_hang", {{"seconds", 60}}, 800).status, Status::timeout);
+  ASSERT_TRUE(worker.request("echo", json::object(), 10000).ok());  // on a fresh worker
+  const auto& t = worker.request_times();
+  ASSERT_EQ(t.count("echo"), 1u);
+  EXPECT_EQ(t.at("echo").requests, 3);
+  EXPECT_EQ(t.at("_hang").requests, 1);
+  EXPECT_GE(t.at("_hang").seconds, 0.8);  // a timed-out request counts its time up to the timeout
+  EXPECT_LT(t.at("_hang").seconds, 5.0);
+  EXPECT_EQ(t.at("start").requests, 2);  // the first worker and the one after the timeout
+  EXPECT_GT(t.at("start").seconds, 0.0);
+  EXPECT_EQ(t.count("hello"), 0u);  // the handshake is part of "start"
+}
+
 TEST(Worker, DiesWithItsParent) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);

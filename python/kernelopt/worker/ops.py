@@ -134,7 +134,8 @@ def op_validate(args):
 
 
 def op_capture(args):
-    """Compile the problem, write its output modules and weights into out_dir, return their artifacts."""
+    """Compile the problem, write its output modules and weights into out_dir, return their artifacts and
+    the problem's work (min_bytes, flops: problem.problem_work, once per problem, on the run's device)."""
     if _triton_input(args):
         return _standalone().op_capture(args)
     torch = _torch()
@@ -155,7 +156,7 @@ def op_capture(args):
     shutil.copyfile(s.problem_path, os.path.join(out_dir, "problem.py"))
     first = s.outputs[s.seeds[0]]
     return {"modules": modules, "versions": _versions(), "device_name": dev_name,
-            "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in first]}
+            "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in first], "work": s.work()}
 
 
 def _load(path):

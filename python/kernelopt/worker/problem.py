@@ -107,3 +107,61 @@ def check_problem(problem, path, seed=0):
     except ProblemError:
         build_model(problem, path, "cpu")
         make_inputs(problem, path, seed, "cpu")
+
+
+FLOP_COUNTER = ("torch.utils.flop_counter.FlopCounterMode over one eager forward: matmuls, convolutions and "
+                "attention; pointwise ops, reductions and normalizations are not counted")
+
+
+def _tensors(obj):
+    """The tensors in a forward's output (tensors, lists, tuples, dicts), in order."""
+    import torch
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _tensors(o)]
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _tensors(v)]
+    return []
+
+
+def storage_bytes(tensors):
+    """Bytes of the storages `tensors` live in, each storage counted once: per storage, the span from
+    the lowest to the highest byte its tensors reach (a tensor that is a view of another adds nothing;
+    an expanded tensor counts its stored elements only)."""
+    spans = {}  # (device, storage address) -> [first byte, end byte]
+    for t in tensors:
+        if t.numel() == 0:
+            continue
+        storage = t.untyped_storage()
+        extent = 1 + sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()))
+        start = t.storage_offset() * t.element_size()
+        end = start + extent * t.element_size()
+        key = (str(t.device), storage.data_ptr())
+        if key in spans:
+            spans[key][0] = min(spans[key][0], start)
+            spans[key][1] = max(spans[key][1], end)
+        else:
+            spans[key] = [start, end]
+    return sum(end - start for start, end in spans.values())
+
+
+def problem_work(model, inputs):
+    """The problem's minimum work, for the end-to-end roofline: min_bytes = the bytes of the forward's
+    inputs, the model's parameters and buffers and the outputs, each storage counted once (what any
+    implementation reads and writes at least once); flops = FLOPs of one eager forward counted by
+    FlopCounterMode (FLOP_COUNTER says what it counts). Runs the forward once, without grad, on
+    clones of the inputs (a forward that writes its inputs leaves the caller's unchanged), on the
+    device the model and inputs are on."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    in_bytes = storage_bytes([x for x in args if isinstance(x, torch.Tensor)] + list(model.parameters()) +
+                             list(model.buffers()))
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        out = model(*args)
+    tensors = [x for x in args if isinstance(x, torch.Tensor)] + list(model.parameters()) + \
+        list(model.buffers()) + _tensors(out)
+    return {"min_bytes": storage_bytes(tensors), "input_bytes": in_bytes, "flops": int(counter.get_total_flops()),
+            "flop_counter": FLOP_COUNTER}

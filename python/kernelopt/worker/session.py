@@ -15,7 +15,7 @@ import torch
 from kernelopt.worker import kernels as K
 from kernelopt.worker.artifact import parse_module
 from kernelopt.worker.gate_checks import clone_values
-from kernelopt.worker.problem import build_model, file_hash, load_problem, make_inputs
+from kernelopt.worker.problem import build_model, describe, file_hash, load_problem, make_inputs, problem_work
 
 _SESSIONS = {}
 
@@ -76,6 +76,7 @@ class Session:
         self.outputs = {}  # seed -> compiled model outputs (flattened tensors)
         self.inputs = {}
         self._reference = {}
+        self._work = None
 
     def capture(self):
         from torch._inductor.codecache import PyCodeCache
@@ -119,6 +120,17 @@ class Session:
         if not self.modules:
             raise CaptureError("torch.compile produced no Inductor output module (nothing to optimize)")
         return self
+
+    def work(self):
+        """The problem's min_bytes and FLOPs (problem.problem_work) on the first seed's inputs, on the
+        session's device; computed once. Only a report figure: a forward that fails here (out of memory
+        beside the captured state) gives {"error": one line} instead of failing the capture."""
+        if self._work is None:
+            try:
+                self._work = problem_work(self.model, self.inputs[self.seeds[0]])
+            except Exception as exc:
+                self._work = {"error": describe(exc)}
+        return self._work
 
     def reference(self, seed):
         """Float64 eager outputs for seed (model and inputs upcast), computed once."""

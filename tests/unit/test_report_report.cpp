@@ -1,0 +1,80 @@
+// report.json's cost (GPU and compile seconds by worker op) and the problem's work, and report.md's sections.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "report/report.hpp"
+
+using nlohmann::json;
+using namespace kernelopt::report;
+
+namespace {
+
+Report with_cost() {
+  Report r;
+  r.problem = "level1/x.py";
+  r.versions = {{"gpu", "NVIDIA H200"}};
+  r.cost.wall_s = 40.0;
+  r.cost.requests = {{"start", {1, 2.0}},   {"validate", {1, 0.5}},   {"capture", {1, 7.0}},
+                     {"profile", {2, 3.0}}, {"compile", {3, 1.5}},    {"check", {5, 2.0}},
+                     {"bench", {4, 6.0}},   {"model_check", {1, 1.0}}, {"final_check", {1, 4.0}}};
+  ModuleReport m;
+  for (int screened : {7, 3}) {
+    KernelReport k;
+    k.profile.name = "k" + std::to_string(screened);
+    k.outcome.status = "kept baseline";
+    k.outcome.screened = screened;
+    k.outcome.gated = screened / 3;
+    m.kernels.push_back(k);
+  }
+  r.modules.push_back(m);
+  r.problem_work = {{"min_bytes", 2e6}, {"input_bytes", 1e6}, {"flops", 4e9}, {"flop_counter", "FlopCounterMode"}};
+  return r;
+}
+
+}  // namespace
+
+TEST(Report, CostSplitsWorkerTimeIntoGpuAndCompileByOp) {
+  const json c = to_json(with_cost())["cost"];
+  EXPECT_DOUBLE_EQ(c["wall_s"].get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(c["gpu_s"].get<double>(), 3.0 + 2.0 + 6.0 + 1.0 + 4.0);  // profile, check, bench, model_check, final_check
+  EXPECT_DOUBLE_EQ(c["compile_s"].get<double>(), 7.0 + 1.5);                // capture, compile
+  EXPECT_DOUBLE_EQ(c["worker_s"].get<double>(), 27.0);                      // everything, starts included
+  EXPECT_EQ(c["candidates_screened"], 10);
+  EXPECT_EQ(c["candidates_gated"], 3);  // 7/3 + 3/3
+  EXPECT_EQ(c["requests"]["check"]["requests"], 5);
+  EXPECT_DOUBLE_EQ(c["requests"]["start"]["seconds"].get<double>(), 2.0);
+  EXPECT_FALSE(c["continued"].get<bool>());
+  EXPECT_EQ(c["method"].get<std::string>().find("this invocation"), std::string::npos);
+}
+
+TEST(Report, CostOfAContinuedRunSaysItCountsThisInvocation) {
+  Report r = with_cost();
+  r.cost.continued = true;
+  const json c = to_json(r)["cost"];
+  EXPECT_TRUE(c["continued"].get<bool>());
+  EXPECT_NE(c["method"].get<std::string>().find("this invocation of a continued run only"), std::string::npos);
+}
+
+TEST(Report, NoRequestsIsZeroCost) {
+  const json c = cost_json(RunCost{}, 0, 0);
+  EXPECT_DOUBLE_EQ(c["gpu_s"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(c["compile_s"].get<double>(), 0.0);
+  EXPECT_TRUE(c["requests"].empty());
+}
+
+TEST(Report, JsonAndMarkdownCarryTheProblemsWorkAndCost) {
+  const json j = to_json(with_cost());
+  EXPECT_DOUBLE_EQ(j["problem_work"]["min_bytes"].get<double>(), 2e6);
+  EXPECT_DOUBLE_EQ(j["problem_work"]["flops"].get<double>(), 4e9);
+  EXPECT_TRUE(to_json(Report{})["problem_work"].is_null());  // a standalone kernel file has no problem work
+  // to_markdown reads the end-to-end section too; a default one is enough here
+  const std::string md = to_markdown(j);
+  EXPECT_NE(md.find("## Problem\n"), std::string::npos);
+  EXPECT_NE(md.find("2.0 MB; FLOPs: 4e+09 (FlopCounterMode)"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Cost\n\nWall 40.0 s; GPU 16.0 s; compile 8.5 s; all worker requests 27.0 s; candidates "
+                    "screened 10, gated 3."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| final_check | 1 | 4.00 |"), std::string::npos);
+}
