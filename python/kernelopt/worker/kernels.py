@@ -105,7 +105,12 @@ def _interpreter_helpers():
 
 
 def clone_args(args):
-    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    """Private copies of launch arguments with their layout kept: each tensor's whole storage is
+    copied and viewed with the same offset, sizes and strides (Inductor bakes strides into the
+    kernel: a compacting .clone() of a padded or sliced view would send the kernel out of
+    bounds), and arguments sharing a storage share the copy."""
+    from kernelopt.worker.gate_checks import clone_values
+    return clone_values(args, {})[0]
 
 
 def synthetic_args(artifact, launch_site, seed, device="cpu", scale=1.0):
