@@ -83,3 +83,22 @@ def test_a_repeat_that_raises_is_a_run_error():
     (bad,) = [run for run in r["runs"] if run["error"]]
     assert (bad["source"], bad["seed"], bad["repeat"]) == ("repeat", 0, 2)
     assert bad["error"] == "RuntimeError: illegal memory access"
+
+
+def test_launch_copies_keep_the_layout_inductor_baked_into_the_kernel():
+    # Inductor passes slices of a wider buffer (a torch.cat's parts) and bakes their strides into
+    # the kernel; a compacting .clone() would make it index past the copy (two level-3 problems lost
+    # the CUDA context while profiling that way). kernels.clone_args is what profiling and timing use.
+    from kernelopt.worker import kernels as K
+    wide = torch.arange(2 * 6 * 4, dtype=torch.float32).reshape(2, 6, 4)
+    left, right = wide[:, :3], wide[:, 3:]
+    assert not right.is_contiguous() and right.clone().stride() != right.stride()
+    a, b, n = K.clone_args([left, right, 7])
+    assert n == 7
+    for got, orig in ((a, left), (b, right)):
+        assert got.stride() == orig.stride() and got.storage_offset() == orig.storage_offset()
+        assert torch.equal(got, orig)
+        assert got.untyped_storage().data_ptr() != orig.untyped_storage().data_ptr()
+    assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()  # one buffer, one copy
+    b.fill_(-1.0)
+    assert torch.equal(right, wide[:, 3:]) and (wide >= 0).all()  # the recorded launch is untouched
