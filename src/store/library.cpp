@@ -141,17 +141,25 @@ Database open_library(const fs::path& path) {
   try {
     // one self-contained file to share: a rollback journal, not WAL's -wal/-shm companions
     Database db = Database::open(path, "delete");
-    const std::int64_t app = pragma_int(db, "application_id");
-    const std::int64_t version = pragma_int(db, "user_version");
+    std::int64_t app = pragma_int(db, "application_id");
+    std::int64_t version = pragma_int(db, "user_version");
     if (app == 0 && version == 0 && pragma_int(db, "page_count") <= 1) {
-      Statement tables = db.prepare("SELECT COUNT(*) FROM sqlite_master");
-      if (tables.step() && tables.column_int64(0) == 0) {
-        Transaction tx(db);
+      // Check and create under one write lock, with no read open before it: two processes opening a
+      // new library at once then queue on BEGIN IMMEDIATE (a reader asking for the write lock while
+      // another holds it gets SQLITE_BUSY at once, the busy handler skipped), and the second sees the schema.
+      Transaction tx(db);
+      const bool empty = [&] {
+        Statement tables = db.prepare("SELECT COUNT(*) FROM sqlite_master");
+        return tables.step() && tables.column_int64(0) == 0;
+      }();
+      if (empty) {
         db.exec(kSchemaV1);
         db.exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {};", kApplicationId, kLibraryVersion));
-        tx.commit();
-        return db;
       }
+      tx.commit();
+      if (empty) return db;
+      app = pragma_int(db, "application_id");
+      version = pragma_int(db, "user_version");
     }
     if (app != kApplicationId) throw StoreError(name + ": not a kernelopt library file");
     if (version > kLibraryVersion) {

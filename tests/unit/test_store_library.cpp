@@ -11,6 +11,10 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "store/store.hpp"
 
@@ -62,6 +66,35 @@ std::string message_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+TEST_F(LibraryTest, ManyProcessesOpeningANewLibraryAtOnceAllGetTheSchema) {
+  // two bench runs starting together on a fresh workspace both create WORKSPACE/library.kolib; the
+  // loser of the schema creation must wait for it, not fail with "database is locked"
+  for (int round = 0; round < 20; ++round) {
+    const fs::path path = dir_ / ("new-" + std::to_string(round) + ".kolib");
+    std::vector<pid_t> children;
+    for (int c = 0; c < 6; ++c) {
+      const pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        int code = 0;
+        try {
+          Library lib = Library::open(path);
+          code = lib.entries().empty() ? 0 : 1;
+        } catch (const std::exception&) {
+          code = 2;
+        }
+        ::_exit(code);
+      }
+      children.push_back(pid);
+    }
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": status " << status;
+    }
+  }
 }
 
 TEST_F(LibraryTest, EntryRoundTripsThroughTheFile) {
