@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kernelopt.worker.artifact import parse_module  # noqa: E402
+from kernelopt.worker.gate_checks import guard_bytes  # noqa: E402
 from kernelopt.worker.ops import op_check  # noqa: E402
 
 
@@ -136,7 +137,11 @@ def test_softmax_store_past_its_view_is_caught_bit_for_bit(tmp_path, monkeypatch
     for run in result["runs"]:
         outside = next(t for t in run["tensors"] if t["arg"] == "out_ptr2 (outside its view)")
         assert outside["unchanged_by_original"] and outside["position"] is None
-        assert outside["numel"] == 1000 and outside["mismatches"] + outside["nan_mismatches"] >= 24, outside
+        # the 1000-element padding and the guard tail every launch copy gets (gate_checks.guard_bytes)
+        # (a stale run's state is a copy of a copy: two guard tails)
+        assert outside["numel"] in (1000 + guard_bytes(34000 * 4) // 4,
+                                    1000 + guard_bytes(34000 * 4) // 4 + guard_bytes(68000 * 4) // 4), outside
+        assert outside["mismatches"] + outside["nan_mismatches"] >= 24, outside
         assert outside["first_mismatches"][0]["index"] == [0] and outside["first_mismatches"][0]["expected"] == "nan"
 
 
@@ -211,3 +216,17 @@ def test_repeats_of_one_turn_the_determinism_check_off(tmp_path, monkeypatch):
     assert calls["n"] == 3 + 3
     assert result["determinism"] == {"repeats": 1, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
     assert not clean(result)  # call 2 is now seed 1's comparison run: the bump is a mismatch there
+
+
+def test_softmax_store_past_the_end_of_its_whole_allocation_is_caught(tmp_path):
+    # no padding: the output is a whole contiguous allocation, and the last row's 24 extra stores
+    # land past its end, in the guard tail every launch copy gets (without it: in another buffer)
+    cand, name = candidate(tmp_path, "softmax_small", 0,
+                           lambda s, k: s.replace(SOFTMAX_STORE, SOFTMAX_STORE.replace("r0_mask & xmask)", "xmask)")))
+    result = run_check("softmax_small", cand, name)
+    assert not clean(result)
+    for run in result["runs"]:
+        outside = next(t for t in run["tensors"] if t["arg"] == "out_ptr2 (outside its view)")
+        assert outside["unchanged_by_original"], outside  # the original stays inside its buffer
+        assert outside["mismatches"] + outside["nan_mismatches"] == 24, outside
+        assert outside["first_mismatches"][0]["index"] == [0] and outside["first_mismatches"][0]["expected"] == "nan"

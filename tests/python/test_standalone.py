@@ -214,7 +214,9 @@ def test_check_identical_candidate_passes(tmp_path):
         # each launch again, its outputs holding the next seed's results (as an earlier call leaves them)
         assert [(run["seed"], run["stale_from_seed"]) for run in stale] == [(0, 1), (1, 2), (2, 0)]
     args = [t["arg"] for t in check(cand)["runs"][0]["tensors"]]
-    assert args == ["x_ptr", "y_ptr", "out_ptr"]
+    # each argument, then the bytes outside each one's view: here only the guard tail of its copy
+    assert args == ["x_ptr", "y_ptr", "out_ptr", "x_ptr (outside its view)", "y_ptr (outside its view)",
+                    "out_ptr (outside its view)"]
 
 
 def test_check_correct_rewrite_passes(tmp_path):

@@ -24,9 +24,20 @@ DEFAULT_REPEATS = 3
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
+GUARD_FILL = 0xFF  # every guard byte; as float32/float16/bfloat16 elements it reads as NaN
+
+
+def guard_bytes(nbytes):
+    """The guard tail a copied storage gets: room for a store past the end of a whole allocation
+    (the last row's overrun) to land where it is seen instead of in another buffer."""
+    return max(4096, min(nbytes, 1 << 20))
+
+
 def clone_values(args, kwargs, memo=None):
     """Copies of args/kwargs where each tensor gets a private copy of its whole storage, viewed
-    with the same offset, sizes and strides; tensors sharing a storage share the copy."""
+    with the same offset, sizes and strides; tensors sharing a storage share the copy. Each copied
+    storage ends in a guard tail of GUARD_FILL bytes, which no view covers: compare_outside_views
+    sees a store past the end of the allocation as a change there."""
     memo = {} if memo is None else memo
 
     def one(a):
@@ -35,10 +46,25 @@ def clone_values(args, kwargs, memo=None):
         st = a.untyped_storage()
         key = (a.device, st.data_ptr(), st.nbytes())
         if key not in memo:
-            memo[key] = st.clone()
+            n = st.nbytes()
+            buf = torch.empty(n + guard_bytes(n), dtype=torch.uint8, device=a.device)
+            buf[:n].copy_(torch.empty(0, dtype=torch.uint8, device=a.device).set_(st, 0, (n,)))
+            buf[n:].fill_(GUARD_FILL)
+            memo[key] = buf.untyped_storage()
         return torch.empty(0, dtype=a.dtype, device=a.device).set_(memo[key], a.storage_offset(), a.size(), a.stride())
 
     return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+
+
+def restore_storage(dst, src):
+    """Puts src's bytes back into dst, a copy clone_values made of it (or of a copy of it): the
+    head gets src's bytes, the rest of dst (its guard tail) the guard fill again."""
+    def as_bytes(st):
+        return torch.empty(0, dtype=torch.uint8, device=st.device).set_(st, 0, (st.nbytes(),))
+    d, s = as_bytes(dst), as_bytes(src)
+    n = min(d.numel(), s.numel())
+    d[:n].copy_(s[:n])
+    d[n:].fill_(GUARD_FILL)
 
 
 class Call:
@@ -100,10 +126,26 @@ def _whole(t, dtype, numel):
     return torch.empty(0, dtype=dtype, device=t.device).set_(t.untyped_storage(), 0, (numel,))
 
 
+def _outside_ranges(views, numel):
+    """[start, end) element ranges of a storage of numel elements that no view covers, when every
+    view is contiguous (the common case: no element-by-element index is built); None otherwise."""
+    if not all(v[1].is_contiguous() for v in views):
+        return None
+    out, at = [], 0
+    for s, e in sorted((v[1].storage_offset(), v[1].storage_offset() + v[1].numel()) for v in views):
+        if s > at:
+            out.append((at, s))
+        at = max(at, e)
+    if at < numel:
+        out.append((at, numel))
+    return out
+
+
 def compare_outside_views(rec, expected, got, names):
     """Bit-for-bit evidence on the elements of each argument's storage that no tensor argument's view
-    covers (row padding, a tail past n): the original cannot reach them through its arguments' shapes,
-    so a candidate that writes there (a store past a row's end, a flag kept in the padding) differs."""
+    covers (row padding, a tail past n, the guard tail of every copy): the original cannot reach them
+    through its arguments' shapes, so a candidate that writes there (a store past a row's end or past
+    the end of the allocation, a flag kept in the padding) differs."""
     groups = {}  # storage -> [(label, pre, expected, got)]
     for (label, _, pre), (_, _, e), (_, _, g) in _triples(rec, expected, got, names):
         groups.setdefault(pre.untyped_storage().data_ptr(), []).append((label, pre, e, g))
@@ -112,24 +154,37 @@ def compare_outside_views(rec, expected, got, names):
         size = views[0][1].element_size()
         if any(v[1].element_size() != size for v in views):
             continue  # one storage seen as several element sizes: no common indexing
-        dtype, numel = views[0][1].dtype, views[0][1].untyped_storage().nbytes() // size
-        if any(v[1].is_contiguous() and v[1].storage_offset() == 0 and v[1].numel() == numel for v in views):
-            continue  # a view covers the whole storage: nothing outside
-        covered = torch.zeros(numel, dtype=torch.bool)
-        for _, pre, _, _ in views:
-            idx = torch.arange(numel).as_strided(pre.size(), pre.stride(), pre.storage_offset())
-            covered[idx.reshape(-1)] = True
-        outside = (~covered).nonzero().reshape(-1)
-        if outside.numel() == 0:
-            continue
+        # the copies' storages: the recorded one plus the guard tail clone_values gave them
+        dtype, numel = views[0][1].dtype, views[0][2].untyped_storage().nbytes() // size
+        pre_numel = views[0][1].untyped_storage().nbytes() // size
+        ranges = _outside_ranges(views, numel)
+        if ranges is not None:
+            if not ranges:
+                continue
 
-        def flat(t):
-            return _whole(t, dtype, numel).cpu()[outside]
+            def pick(t, n, spans=ranges):
+                whole = _whole(t, dtype, n)
+                parts = [whole[a:min(b, n)] for a, b in spans if a < n]
+                return torch.cat(parts).cpu() if parts else torch.empty(0, dtype=dtype)
+        else:
+            covered = torch.zeros(numel, dtype=torch.bool)
+            for _, pre, _, _ in views:
+                idx = torch.arange(numel).as_strided(pre.size(), pre.stride(), pre.storage_offset())
+                covered[idx.reshape(-1)] = True
+            outside = (~covered).nonzero().reshape(-1)
+            if outside.numel() == 0:
+                continue
 
-        ev = compare_tensors(flat(views[0][3]), flat(views[0][2]), 0.0, 0.0)
+            def pick(t, n, idx=outside):
+                return _whole(t, dtype, n).cpu()[idx[idx < n]]
+
+        ev = compare_tensors(pick(views[0][3], numel), pick(views[0][2], numel), 0.0, 0.0)
         ev["arg"] = f"{views[0][0]} (outside its view)"
         ev["position"] = None
-        ev["unchanged_by_original"] = bool(same(flat(views[0][2]), flat(views[0][1])))
+        # the original left the outside as it found it: the recorded bytes, and the guard past them
+        exp_tail = _whole(views[0][2], torch.uint8, numel * size)[pre_numel * size:].cpu()
+        ev["unchanged_by_original"] = bool(
+            same(pick(views[0][2], pre_numel), pick(views[0][1], pre_numel)) and bool((exp_tail == GUARD_FILL).all()))
         out.append(ev)
     return out
 

@@ -316,7 +316,7 @@ def _restore(dst, src):
             st = d.untyped_storage()
             if st.data_ptr() not in seen:
                 seen.add(st.data_ptr())
-                st.copy_(s.untyped_storage())
+                _checks().restore_storage(st, s.untyped_storage())
 
 
 class Launch:
