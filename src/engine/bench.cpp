@@ -503,7 +503,7 @@ json run_bench(const BenchOptions& o) {
   return bench;
 }
 
-json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_dir) {
+json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_dir, const std::string& shard) {
   if (bench_dirs.empty()) throw UserError("bench merge: no bench directories given");
   std::vector<json> rows;
   std::map<std::string, std::string> origin;  // problem -> the directory it came from
@@ -534,7 +534,7 @@ json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_di
     sources.push_back({{"dir", dir.string()}, {"shard", bench["shard"]}, {"problems", bench["problems"].size()}});
   }
   std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["problem"] < b["problem"]; });
-  json merged = {{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "merged"}, {"merged_from", sources},
+  json merged = {{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", shard}, {"merged_from", sources},
                  {"method", kMethod}};
   util::ensure_dir(out_dir);
   util::write_file_atomic(out_dir / "bench.json", merged.dump(1) + "\n");

@@ -68,7 +68,9 @@ nlohmann::json run_bench(const BenchOptions& options);
 /// sessions): their rows, aggregated again, written to out_dir as bench.json, bench.md and
 /// bench.html; returns bench.json. A problem present in two inputs, an input without
 /// bench.json, an unfinished shard (its bench.json lacks "shard") or an out_dir that is one
-/// of the inputs is a UserError; nothing is written then.
-nlohmann::json merge_bench(const std::vector<std::filesystem::path>& bench_dirs, const std::filesystem::path& out_dir);
+/// of the inputs is a UserError; nothing is written then. `shard` labels the result ("merged";
+/// `bench --gpus` gives the parent's i/n, so its output merges like a one-GPU shard's).
+nlohmann::json merge_bench(const std::vector<std::filesystem::path>& bench_dirs, const std::filesystem::path& out_dir,
+                           const std::string& shard = "merged");
 
 }  // namespace kernelopt::engine
