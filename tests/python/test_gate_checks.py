@@ -102,3 +102,20 @@ def test_launch_copies_keep_the_layout_inductor_baked_into_the_kernel():
     assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()  # one buffer, one copy
     b.fill_(-1.0)
     assert torch.equal(right, wide[:, 3:]) and (wide >= 0).all()  # the recorded launch is untouched
+
+
+def test_launch_bytes_count_an_argument_updated_in_place_twice():
+    # the captured MLP block's bias+GELU kernel updates the GEMM's output in place (in_out_ptr0):
+    # read and written, so its bytes cross twice; the bias (in_ptr0) is read once
+    import os
+    from kernelopt.worker.artifact import parse_module
+    from kernelopt.worker.ops import launch_bytes
+    fixtures = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
+    art = parse_module(open(os.path.join(fixtures, "mlp_block_small.py")).read())
+    k = next(k for k in art["kernels"] if k["mutated_args"] == ["in_out_ptr0"])
+    assert k["params"][:2] == ["in_out_ptr0", "in_ptr0"], k["params"]
+    out, bias = torch.empty(64, 256), torch.empty(256)
+    assert launch_bytes(k, [[out, bias, out.numel()]]) == 2 * out.numel() * 4 + bias.numel() * 4
+    assert launch_bytes(k, [[out, bias, 0], [out, bias, 0]]) == 2 * (2 * out.numel() * 4 + bias.numel() * 4)
+    plain = dict(k, mutated_args=[])
+    assert launch_bytes(plain, [[out, bias, 0]]) == out.numel() * 4 + bias.numel() * 4

@@ -287,6 +287,21 @@ def op_model_check(args):
     return {"runs": runs}
 
 
+def launch_bytes(kernel, sites):
+    """The bytes a kernel's launches move at least: each distinct tensor storage an argument views,
+    once per launch, twice where the kernel updates that argument in place (read, then written)."""
+    torch = _torch()
+    updated = set(kernel["mutated_args"])
+    nbytes = 0
+    for a in sites:
+        seen = set()
+        for name, t in zip(kernel["params"], a):
+            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
+                seen.add(t.untyped_storage().data_ptr())
+                nbytes += t.numel() * t.element_size() * (2 if name in updated else 1)
+    return nbytes
+
+
 def op_profile(args):
     """Per-kernel CUDA-event times inside the real call(), bytes each launch touches, chosen configs."""
     if _triton_input(args):
@@ -304,13 +319,7 @@ def op_profile(args):
     for k in art["kernels"]:
         obj = rec.kernel(k["name"])
         sites = launches.get(k["name"], [])
-        nbytes = 0
-        for a in sites:
-            seen = set()
-            for t in a:
-                if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
-                    seen.add(t.untyped_storage().data_ptr())
-                    nbytes += t.numel() * t.element_size()
+        nbytes = launch_bytes(k, sites)
 
         # time on copies: a kernel that updates a buffer in place must not change the recorded
         # launch arguments the correctness gate later checks on
