@@ -281,3 +281,36 @@ def test_reverse_pass_declines_single_pass_kernels():
     one = resident_row(text)[0]  # straight-lined: no loop left
     with pytest.raises(NotApplicable, match="one pass"):
         reverse_pass(one)
+
+
+def test_short_rows_share_a_program_and_still_match(monkeypatch):
+    from kernelopt.worker import rewrite
+    monkeypatch.setattr(rewrite, "MIN_PROGRAMS", 8)  # the interpreter's size: 16 rows, not thousands
+    name, text = kernel_function("softmax", "triton_red_")
+    rows, cols = 16, 100  # rows of 100: a 128 block; 2 rows per program keeps 8 programs
+    small = shrink(text, rows, cols, 4096, 8192)
+    code, meta, notes = resident_row(small)
+    assert meta["XBLOCK"] == 2 and meta["R0_BLOCK"] == 128 and "(2 rows per program)" in notes
+    x = torch.randn(rows, cols)
+    want, got = torch.empty(rows, cols), torch.full((rows, cols), float("nan"))
+    jit_of(small, name)[(rows,)](x, want, rows, cols, XBLOCK=1, R0_BLOCK=64)
+    jit_of(code, name)[(rows // 2,)](x, got, rows, cols, XBLOCK=2, R0_BLOCK=128)
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+    # 17 rows: a second row per program would leave a partial last program, and this kernel has
+    # no row mask (Inductor made xmask all True for its 4096 rows): one row per program
+    odd = shrink(text, 17, cols, 4096, 8192)
+    assert "xmask = tl.full([XBLOCK], True" in odd
+    code, meta, notes = resident_row(odd)
+    assert meta["XBLOCK"] == 1 and "rows per program" not in notes
+    x = torch.randn(17, cols)
+    got = torch.full((17, cols), float("nan"))
+    jit_of(code, name)[(17,)](x, got, 17, cols, XBLOCK=meta["XBLOCK"], R0_BLOCK=128)
+    torch.testing.assert_close(got, torch.softmax(x, -1), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("block,xnumel,want", [(8192, 4096, 1), (4096, 10**6, 1), (1024, 10**6, 4),
+                                               (128, 10**6, 32), (128, 2000, 2), (128, 700, 1), (128, None, 1),
+                                               (128, 3 * 2**20, 32), (128, 5 * 2**18 + 2, 2), (128, 2001 * 8, 8)])
+def test_rows_per_program(block, xnumel, want):
+    from kernelopt.worker.rewrite import _rows_per_program
+    assert _rows_per_program(block, xnumel) == want

@@ -265,6 +265,23 @@ def _simplify_welford(body):
     return [f"{done} Welford reduction(s) as two sums over the row"] if done else []
 
 
+ELEMENTS_PER_PROGRAM = 4096  # short rows share a program up to this many elements
+MIN_PROGRAMS = 512  # ...while leaving at least this many programs (several per SM) to fill the GPU
+
+
+def _rows_per_program(block, xnumel):
+    """Rows one program of the resident rewrite takes (its first XBLOCK; the Tuner may change it):
+    one for rows of ELEMENTS_PER_PROGRAM or more, else as many as fit, a power of two dividing the
+    row count, while at least MIN_PROGRAMS programs remain (a dynamic row count: one)."""
+    if not xnumel or block >= ELEMENTS_PER_PROGRAM:
+        return 1
+    limit = min(ELEMENTS_PER_PROGRAM // block, max(1, xnumel // MIN_PROGRAMS))
+    xblock = 1 << (limit.bit_length() - 1)
+    while xnumel % xblock:  # no partial last program: Inductor drops xmask (all True) where none occurs
+        xblock //= 2
+    return xblock
+
+
 def resident_row(source, max_row=32768, reduction_hint=None):
     """See the module docstring. Returns (code, meta, notes). reduction_hint is Inductor's
     (INNER: the row is contiguous); None skips that check (a caller that knows the layout)."""
@@ -337,10 +354,12 @@ def resident_row(source, max_row=32768, reduction_hint=None):
     fn.decorator_list = []
     ast.fix_missing_locations(tree)
     block = 1 << max(0, (rows - 1).bit_length())
-    warps = min(32, max(4, block // 512))
-    meta = {"XBLOCK": 1, "R0_BLOCK": block, "num_warps": warps, "num_stages": 1}
+    xblock = _rows_per_program(block, _int_assign(fn, "xnumel"))
+    warps = min(32, max(4, xblock * block // 512))
+    meta = {"XBLOCK": xblock, "R0_BLOCK": block, "num_warps": warps, "num_stages": 1}
     passes = len(loops)
-    notes = (f"resident row: {passes} pass(es) over a {rows}-element row in one R0_BLOCK={block} block, "
+    notes = (f"resident row: {passes} pass(es) over a {rows}-element row in one R0_BLOCK={block} block"
+             + (f" ({xblock} rows per program)" if xblock > 1 else "") + ", "
              f"{reused} repeated load(s) reused")
     if simplified:
         notes += ", " + ", ".join(simplified)
