@@ -203,6 +203,20 @@ double log2_step(std::int64_t from, std::int64_t to) {
                    std::log2(static_cast<double>(std::max<std::int64_t>(from, 1))));
 }
 
+// Blocks the kernel has no mask for: Inductor writes `xmask = tl.full(..., True, ...)` where its
+// row count is a multiple of every block it would use, so a block that does not divide that count
+// would leave a partial last program reading and writing past the end.
+bool divides_unmasked(const json& kernel, const Space& space, const std::vector<std::int64_t>& values) {
+  const auto it = kernel.find("unmasked_numel");
+  if (it == kernel.end() || !it->is_object()) return true;
+  for (std::size_t i = 0; i < space.names.size(); ++i) {
+    const auto n = it->find(space.names[i]);
+    if (n != it->end() && n->is_number_integer() && values[i] > 0 && n->get<std::int64_t>() % values[i] != 0)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<json> tuner_space(const json& kernel, const json& current_config, int max_configs) {
@@ -220,7 +234,7 @@ std::vector<json> tuner_space(const json& kernel, const json& current_config, in
   std::vector<Ranked> ranked;
   std::set<std::vector<std::int64_t>> seen;
   for (const std::vector<std::int64_t>& values : space.points) {
-    if (values == current || !seen.insert(values).second) continue;
+    if (values == current || !seen.insert(values).second || !divides_unmasked(kernel, space, values)) continue;
     Ranked r{0, 0.0, values};
     for (std::size_t i = 0; i < values.size(); ++i)
       if (values[i] != current[i]) {

@@ -50,6 +50,8 @@ struct Kernel {
   std::vector<std::string> params, constexprs, mutated_args, aten_ops, source_nodes;
   std::vector<std::string> helper_functions;          // other defs in the kernel source
   std::map<std::string, std::int64_t> fixed_constexprs;  // constexprs assigned in the body
+  // blocks whose mask the kernel fixes to all True, with the constant count they must divide
+  std::map<std::string, std::int64_t> unmasked_numel;
   std::string graph_fragment;
   int num_load = 0, num_store = 0, num_reduction = 0;
   int num_loops = -1;                     // for/while loops in the kernel function; -1 = not counted (Inductor)

@@ -67,3 +67,12 @@ def test_rejects_non_inductor_source():
         parse_module("x = 1\n")
     with pytest.raises(ArtifactError):
         parse_module("def call(:\n")
+
+
+def test_dimensions_without_a_mask_give_the_count_a_block_must_divide():
+    # Inductor fixes xmask (and a persistent reduction's r0_mask) to all True where the count is a
+    # multiple of every block it uses; the Tuner keeps to blocks that divide it
+    kernels = [k["unmasked_numel"] for k in parse_module(load("mlp_block"))["kernels"]]
+    assert kernels == [{"XBLOCK": 8192, "R0_BLOCK": 1024}, {"XBLOCK": 33554432}, {"XBLOCK": 8388608}]
+    long_row = parse_module(open(os.path.join(FIXTURES, "softmax_long_row.py")).read())["kernels"][0]
+    assert long_row["unmasked_numel"] == {}  # xmask = xindex < xnumel: any block

@@ -121,6 +121,20 @@ TEST(AgentsTuner, TwoDimensionalPointwise) {
   }
 }
 
+TEST(AgentsTuner, BlocksOfAnUnmaskedDimensionDivideItsCount) {
+  // Inductor fixed xmask to all True for 3 * 1024 elements (every block it uses divides that):
+  // a block of 2048 or 4096 would leave a partial last program running past the end
+  json kernel = {{"kind", "pointwise"}, {"constexprs", {"XBLOCK"}}, {"size_hints", {{"x", 4096}}},
+                 {"fixed_constexprs", json::object()}};
+  const json current = {{"XBLOCK", 256}, {"num_warps", 4}, {"num_stages", 1}};
+  std::set<int> free_blocks, unmasked_blocks;
+  for (const json& c : tuner_space(kernel, current, 1000)) free_blocks.insert(c["XBLOCK"].get<int>());
+  kernel["unmasked_numel"] = {{"XBLOCK", 3 * 1024}};
+  for (const json& c : tuner_space(kernel, current, 1000)) unmasked_blocks.insert(c["XBLOCK"].get<int>());
+  EXPECT_TRUE(free_blocks.count(2048) && free_blocks.count(4096));
+  EXPECT_EQ(unmasked_blocks, (std::set<int>{128, 256, 512, 1024}));
+}
+
 TEST(AgentsTuner, UnsupportedKernelsYieldNothing) {
   const json current = {{"XBLOCK", 1}, {"num_warps", 4}, {"num_stages", 1}};
   EXPECT_TRUE(tuner_space({{"kind", "template"}, {"constexprs", {"XBLOCK"}}}, current, 10).empty());

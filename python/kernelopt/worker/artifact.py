@@ -105,6 +105,7 @@ def _kernel_from_source(name, ksrc, base_byte):
                 if isinstance(val, int):
                     body_constexprs[stmt.target.id] = val
     return {
+        "unmasked_numel": _unmasked_numel(fn),
         "name": name,
         "kind": deco.func.attr,
         "decorator_span": [base_byte + offs[deco.lineno] + deco.col_offset,
@@ -125,6 +126,33 @@ def _kernel_from_source(name, ksrc, base_byte):
         "num_reduction": inductor_meta.get("num_reduction"),
         "helper_functions": [f.name for f in fns if f.name != name],
     }
+
+
+_MASKS = {"xmask": ("xnumel", "XBLOCK"), "ymask": ("ynumel", "YBLOCK"), "r0_mask": ("r0_numel", "R0_BLOCK")}
+
+
+def _unmasked_numel(fn):
+    """{block: count} for the dimensions whose mask the kernel fixes to all True (`xmask =
+    tl.full([XBLOCK], True, tl.int1)`) and whose count is a constant: Inductor does that where the
+    count is a multiple of every block it uses; a block that does not divide it runs past the end."""
+    numel, unmasked = {}, set()
+    for stmt in fn.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        target, value = stmt.targets[0].id, stmt.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, int):
+            numel[target] = value.value
+        while isinstance(value, ast.Subscript):  # tl.full(...)[:, None]
+            value = value.value
+        if (target in _MASKS and isinstance(value, ast.Call) and _call_name(value.func) == "tl.full"
+                and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and value.args[1].value is True):
+            unmasked.add(target)
+    out = {}
+    for mask in unmasked:
+        count, block = _MASKS[mask]
+        if count in numel:
+            out[block] = numel[count]
+    return out
 
 
 def _call_name(node):
