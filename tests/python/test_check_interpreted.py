@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kernelopt.worker.artifact import parse_module  # noqa: E402
-from kernelopt.worker.gate_checks import guard_bytes  # noqa: E402
+from kernelopt.worker.kernels import guard_bytes  # noqa: E402
 from kernelopt.worker.ops import op_check  # noqa: E402
 
 
@@ -137,7 +137,7 @@ def test_softmax_store_past_its_view_is_caught_bit_for_bit(tmp_path, monkeypatch
     for run in result["runs"]:
         outside = next(t for t in run["tensors"] if t["arg"] == "out_ptr2 (outside its view)")
         assert outside["unchanged_by_original"] and outside["position"] is None
-        # the 1000-element padding and the guard tail every launch copy gets (gate_checks.guard_bytes)
+        # the 1000-element padding and the guard tail every launch copy gets (kernels.guard_bytes)
         # (a stale run's state is a copy of a copy: two guard tails)
         assert outside["numel"] in (1000 + guard_bytes(34000 * 4) // 4,
                                     1000 + guard_bytes(34000 * 4) // 4 + guard_bytes(68000 * 4) // 4), outside

@@ -19,52 +19,11 @@ The engine decides from these numbers (src/verify/correctness_gate.cpp); nothing
 import torch
 
 from kernelopt.worker.compare import _num, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
+# launch-state copies live with the launches (kernels.py); gate 2's callers reach them here too
+from kernelopt.worker.kernels import GUARD_FILL, clone_values, restore_storage  # noqa: F401 (standalone uses restore_storage)
 
 DEFAULT_REPEATS = 3
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-GUARD_FILL = 0xFF  # every guard byte; as float32/float16/bfloat16 elements it reads as NaN
-
-
-def guard_bytes(nbytes):
-    """The guard tail a copied storage gets: room for a store past the end of a whole allocation
-    (the last row's overrun) to land where it is seen instead of in another buffer."""
-    return max(4096, min(nbytes, 1 << 20))
-
-
-def clone_values(args, kwargs, memo=None):
-    """Copies of args/kwargs where each tensor gets a private copy of its whole storage, viewed
-    with the same offset, sizes and strides; tensors sharing a storage share the copy. Each copied
-    storage ends in a guard tail of GUARD_FILL bytes, which no view covers: compare_outside_views
-    sees a store past the end of the allocation as a change there."""
-    memo = {} if memo is None else memo
-
-    def one(a):
-        if not isinstance(a, torch.Tensor):
-            return a
-        st = a.untyped_storage()
-        key = (a.device, st.data_ptr(), st.nbytes())
-        if key not in memo:
-            n = st.nbytes()
-            buf = torch.empty(n + guard_bytes(n), dtype=torch.uint8, device=a.device)
-            buf[:n].copy_(torch.empty(0, dtype=torch.uint8, device=a.device).set_(st, 0, (n,)))
-            buf[n:].fill_(GUARD_FILL)
-            memo[key] = buf.untyped_storage()
-        return torch.empty(0, dtype=a.dtype, device=a.device).set_(memo[key], a.storage_offset(), a.size(), a.stride())
-
-    return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
-
-
-def restore_storage(dst, src):
-    """Puts src's bytes back into dst, a copy clone_values made of it (or of a copy of it): the
-    head gets src's bytes, the rest of dst (its guard tail) the guard fill again."""
-    def as_bytes(st):
-        return torch.empty(0, dtype=torch.uint8, device=st.device).set_(st, 0, (st.nbytes(),))
-    d, s = as_bytes(dst), as_bytes(src)
-    n = min(d.numel(), s.numel())
-    d[:n].copy_(s[:n])
-    d[n:].fill_(GUARD_FILL)
 
 
 class Call:
