@@ -368,17 +368,6 @@ def resident_row(source, max_row=32768, reduction_hint=None):
     return "@triton.jit\n" + ast.unparse(fn) + "\n", meta, notes
 
 
-def _reads_before_write(loop):
-    """Names the loop body reads before the same trip assigns them: what one trip carries to the
-    next (accumulators). Top-level statements only; a nested block counts as read-and-write."""
-    assigned, carried = set(), set()
-    for node in loop.body:
-        reads = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-        carried.update(r for r in reads if r not in assigned)
-        assigned.update(_assigned_names(node))
-    return carried & assigned
-
-
 def _upward_reads(node):
     """Names a statement reads from before it: for a loop, what its iterator and the body's
     statements read before the body assigns them."""
@@ -431,7 +420,7 @@ def reverse_pass(source):
         if any(isinstance(s, (ast.Break, ast.Continue, ast.Return, ast.While, ast.For)) for s in ast.walk(loop)
                if s is not loop):
             continue
-        if _reads_before_write(loop):
+        if _upward_reads(loop) & set(_assigned_names(loop)):
             continue  # an accumulator: its order is the original's (rounding stays the same)
         if _used_after(fn.body, i, set(_assigned_names(loop)) | {"r0_offset"}):
             continue  # the last trip's values are read after the loop; reversed, another trip is last
