@@ -156,12 +156,10 @@ def problem_work(model, inputs):
     import torch
     from torch.utils.flop_counter import FlopCounterMode
     args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-    in_bytes = storage_bytes([x for x in args if isinstance(x, torch.Tensor)] + list(model.parameters()) +
-                             list(model.buffers()))
+    state = [x for x in args if isinstance(x, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), counter:
         out = model(*args)
-    tensors = [x for x in args if isinstance(x, torch.Tensor)] + list(model.parameters()) + \
-        list(model.buffers()) + _tensors(out)
-    return {"min_bytes": storage_bytes(tensors), "input_bytes": in_bytes, "flops": int(counter.get_total_flops()),
+    return {"min_bytes": storage_bytes(state + _tensors(out)), "input_bytes": storage_bytes(state),
+            "flops": int(counter.get_total_flops()),
             "flop_counter": FLOP_COUNTER}
