@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.hpp"
+
 namespace kernelopt::agents {
 namespace {
 
@@ -20,12 +22,7 @@ constexpr long long kMaxLaunchValue = 1LL << 24;
 constexpr std::size_t kMaxAnswerJsonBytes = 256 * 1024;
 constexpr std::size_t kMaxGridExprChars = 200;
 
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
+using util::trim;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

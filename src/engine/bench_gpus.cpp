@@ -15,6 +15,7 @@
 #include "engine/optimize.hpp"
 #include "util/fs.hpp"
 #include "util/subprocess.hpp"
+#include "util/text.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -28,11 +29,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kPollMs = 200;              // between looks at the children
 constexpr int kNvidiaSmiTimeoutMs = 30000;  // nvidia-smi -L answers in well under a second
 
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
+using util::trim;
 
 /// The last non-empty line of a log (its last 4 KiB), cut to 200 characters; "no output" when the child wrote none.
 std::string last_line(const fs::path& log) {

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.hpp"
+
 namespace kernelopt::verify {
 namespace {
 
@@ -52,12 +54,7 @@ std::string join(const std::vector<std::string>& v) {
   return out + "]";
 }
 
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
+using util::trim;
 
 std::vector<std::string> split_dots(const std::string& s) {
   std::vector<std::string> parts;
