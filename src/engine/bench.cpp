@@ -284,9 +284,11 @@ json aggregate(const std::vector<json>& rows) {
     std::vector<double> before, after;
     for (const json* r : rs) {
       const json& roof = member(*r, "roofline");
-      if (roof.is_object() && roof["fraction_before"].is_number() && roof["fraction_after"].is_number()) {
-        before.push_back(roof["fraction_before"].get<double>());
-        after.push_back(roof["fraction_after"].get<double>());
+      // number_or_null, not operator[]: a missing key on a const json is undefined behaviour
+      const json b = number_or_null(roof, "fraction_before"), a = number_or_null(roof, "fraction_after");
+      if (b.is_number() && a.is_number()) {
+        before.push_back(b.get<double>());
+        after.push_back(a.get<double>());
       }
     }
     // end to end against the problem's roofline: medians over the problems with both fractions

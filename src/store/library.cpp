@@ -143,7 +143,9 @@ Database open_library(const fs::path& path) {
     Database db = Database::open(path, "delete");
     std::int64_t app = pragma_int(db, "application_id");
     std::int64_t version = pragma_int(db, "user_version");
-    if (app == 0 && version == 0 && pragma_int(db, "page_count") <= 1) {
+    // Each pragma above is its own read; another process may commit the schema between them (app read
+    // as 0, version as ours), so any zero sends this open to the locked check below, which reads again.
+    if (app == 0 || version == 0) {
       // Check and create under one write lock, with no read open before it: two processes opening a
       // new library at once then queue on BEGIN IMMEDIATE (a reader asking for the write lock while
       // another holds it gets SQLITE_BUSY at once, the busy handler skipped), and the second sees the schema.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -82,7 +84,8 @@ TEST_F(LibraryTest, ManyProcessesOpeningANewLibraryAtOnceAllGetTheSchema) {
         try {
           Library lib = Library::open(path);
           code = lib.entries().empty() ? 0 : 1;
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "child: %s\n", e.what());  // the reason, when the assertion below fails
           code = 2;
         }
         ::_exit(code);
