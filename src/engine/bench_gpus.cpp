@@ -27,7 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMs = 200;              // between looks at the children
-constexpr int kNvidiaSmiTimeoutMs = 30000;  // nvidia-smi -L answers in well under a second
 
 using util::trim;
 
@@ -100,56 +99,6 @@ std::pair<int, int> child_shard(int shard_index, int shard_count, int child, int
         fmt::format("child_shard: child {} of {} under shard {}/{}", child, children, shard_index, shard_count));
   }
   return {shard_index + (child - 1) * shard_count, shard_count * children};
-}
-
-std::vector<std::string> visible_gpus() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    const std::string list = env;
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t end = list.find(',', start);
-      if (end == std::string::npos) end = list.size();
-      const std::string entry = trim(list.substr(start, end - start));
-      if (!entry.empty() && entry[0] == '-') break;  // CUDA stops at an invalid entry ("-1" hides every GPU)
-      if (!entry.empty()) out.push_back(entry);
-      start = end + 1;
-    }
-    return out;
-  }
-  int count = 0;
-  try {
-    util::Subprocess smi({"nvidia-smi", "-L"}, {}, "/dev/null");
-    smi.close_stdin();
-    const auto deadline = Clock::now() + std::chrono::milliseconds(kNvidiaSmiTimeoutMs);
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return {};  // a hung nvidia-smi: the destructor kills it
-      util::ReadResult r = smi.read_line(static_cast<int>(left));
-      if (r.status != util::ReadStatus::line) break;
-      if (r.line.rfind("GPU ", 0) == 0) ++count;  // not the "  MIG ..." lines under a GPU
-    }
-    if (!smi.wait_exit(kNvidiaSmiTimeoutMs) || smi.exit_status() != 0) return {};
-  } catch (const std::runtime_error&) {  // not installed
-    return {};
-  }
-  for (int i = 0; i < count; ++i) out.push_back(std::to_string(i));
-  return out;
-}
-
-int parse_gpus(const std::string& value, int visible) {
-  if (value == "all") return visible > 1 ? visible : 1;
-  size_t used = 0;
-  int n = 0;
-  try {
-    n = std::stoi(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size() || n < 1) {
-    throw UserError(fmt::format("--gpus {}: want all or a whole number >= 1", value));
-  }
-  return n;
 }
 
 BenchGpusResult run_bench_on_gpus(const BenchOptions& o, const std::vector<std::string>& gpu_ids,

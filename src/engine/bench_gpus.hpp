@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/bench.hpp"
+#include "engine/gpus.hpp"
 
 namespace kernelopt::engine {
 
@@ -26,15 +27,6 @@ namespace kernelopt::engine {
 /// children's shards split the parent's positions p = shard_index - 1 (mod shard_count) by
 /// p mod (shard_count * children): every problem of the parent's shard in exactly one child.
 std::pair<int, int> child_shard(int shard_index, int shard_count, int child, int children);
-
-/// The GPUs this process may use, as values for CUDA_VISIBLE_DEVICES: the entries of
-/// CUDA_VISIBLE_DEVICES when it is set (empty when it is set but empty), else "0".."K-1" for
-/// the K "GPU" lines of `nvidia-smi -L` (none when nvidia-smi is missing or fails).
-std::vector<std::string> visible_gpus();
-
-/// --gpus: "all" is the number of visible GPUs (1 when there is none); a whole number >= 1 is
-/// itself. Anything else is a UserError.
-int parse_gpus(const std::string& value, int visible);
 
 /// Turns a child's options into its command line (after the binary): the CLI spells its flags.
 using BenchChildArgs = std::function<std::vector<std::string>(const BenchOptions& child)>;

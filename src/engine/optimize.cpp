@@ -4,11 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +21,7 @@
 #include "agents/planner.hpp"
 #include "agents/profiler.hpp"
 #include "engine/agent_calls.hpp"
+#include "engine/gpus.hpp"
 #include "engine/kernel_search.hpp"
 #include "engine/library_use.hpp"
 #include "llm/chat.hpp"
@@ -60,6 +66,87 @@ worker::WorkerOptions worker_options(const OptimizeOptions& o, const fs::path& o
   if (w.python_path.empty()) throw UserError("cannot find kernelopt's python/ directory; set KERNELOPT_ROOT");
   w.log_path = (out / "logs" / "worker.log").string();
   return w;
+}
+
+/// The CUDA_VISIBLE_DEVICES value of each worker that searches kernels (--gpus); {""}: one worker,
+/// seeing what this process sees. The first worker is always given "" and uses the first GPU as cuda.
+std::vector<std::string> worker_gpus(const OptimizeOptions& o) {
+  if (o.gpus == "1") return {""};
+  const std::vector<std::string> visible = visible_gpus();
+  return gpu_ids(parse_gpus(o.gpus, static_cast<int>(visible.size())), o.device, visible);
+}
+
+/// One planned kernel search: rep.modules[module].kernels[kernel].
+struct SearchJob {
+  size_t module = 0, kernel = 0;
+};
+
+/// Runs each job's search_kernel into its KernelReport. With one worker, in order on ctx's worker.
+/// With several (one per entry of `gpus`, its CUDA_VISIBLE_DEVICES), each on its own thread with its
+/// own worker (the first keeps ctx's, which sees the first GPU), store connection and library
+/// connection, taking the next job when it is done: timings never share a GPU, and the searches
+/// of one run overlap. The LLM session is shared (it locks its own state). The other workers'
+/// request times are added to `times`. The first thread's exception is rethrown after all stopped;
+/// after one, no thread starts another job.
+void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, report::Report& rep,
+                    const std::vector<SearchJob>& jobs, const std::vector<std::string>& gpus,
+                    std::map<std::string, worker::RequestTime>& times) {
+  auto search = [&](Context& c, const SearchJob& job, int worker) {
+    const auto& m = modules[job.module];
+    auto& kr = rep.modules[job.module].kernels[job.kernel];
+    if (worker >= 0) spdlog::info("  worker {}{}: {}", worker, gpus[worker].empty() ? "" : " (GPU " + gpus[worker] + ")",
+                                  kr.profile.name);
+    kr.outcome = search_kernel(c, m, *m.find_kernel(kr.profile.name), kr.baseline_config, kr.plan.budget, kr.profile,
+                               kr.plan.strategy);
+    kr.outcome.worker = worker;
+  };
+  const size_t n = std::min(gpus.size(), jobs.size());
+  if (n <= 1) {
+    for (const auto& job : jobs) search(ctx, job, -1);
+    return;
+  }
+  spdlog::info("  {} kernel searches over {} workers", jobs.size(), n);
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::map<std::string, worker::RequestTime>> own_times(n);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        // started on this thread and stopped before it ends: a worker dies with the thread that started it
+        std::unique_ptr<worker::Worker> own;
+        if (i > 0) {
+          worker::WorkerOptions wo = worker_options(ctx.options, ctx.out);
+          wo.log_path = (ctx.out / "logs" / fmt::format("worker{}.log", i)).string();
+          wo.visible_devices = gpus[i];
+          own = std::make_unique<worker::Worker>(wo);
+        }
+        store::Store st = store::Store::open(ctx.options.workspace / "store.db");
+        std::optional<store::Library> library;
+        if (ctx.library) library.emplace(store::Library::open(ctx.library->path()));
+        Context c{ctx.options, own ? *own : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
+                  ctx.continuing, library ? &*library : nullptr, ctx.fingerprints};
+        for (size_t k = next++; k < jobs.size(); k = next++) search(c, jobs[k], static_cast<int>(i));
+        if (own) {
+          own->stop();
+          own_times[i] = own->request_times();
+        }
+      } catch (...) {
+        errors[i] = std::current_exception();
+        next = jobs.size();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& worker_times : own_times) {
+    for (const auto& [op, t] : worker_times) {
+      times[op].requests += t.requests;
+      times[op].seconds += t.seconds;
+    }
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 /// Profiles one module and turns the worker's numbers into agent inputs.
@@ -107,7 +194,7 @@ json saved_options(const OptimizeOptions& o) {
           {"request_timeout_s", o.request_timeout_s}, {"final_error_ratio", o.final_error_ratio},
           {"input_kind", o.input_kind}, {"llm", agents::to_json(o.llm)}, {"coder_candidates", o.coder_candidates},
           {"repair_rounds", o.repair_rounds}, {"helion_kernel", o.helion_kernel},
-          {"helion_autotune", o.helion_autotune}};
+          {"helion_autotune", o.helion_autotune}, {"gpus", o.gpus}};
 }
 
 }  // namespace
@@ -145,6 +232,7 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
     o.repair_rounds = j.at("repair_rounds");
     o.helion_kernel = j.value("helion_kernel", "");
     o.helion_autotune = j.value("helion_autotune", false);
+    o.gpus = j.value("gpus", "1");
     o.resume = true;
     return o;
   } catch (const UserError&) {
@@ -159,6 +247,7 @@ json optimize(const OptimizeOptions& o) {
   if (std::set<int>(o.seeds.begin(), o.seeds.end()).size() < 3) {
     throw UserError("at least 3 distinct seeds are needed for the correctness gates");
   }
+  worker_gpus(o);  // a bad --gpus is one line before anything is written
   const std::string problem_hash = util::sha256_hex(util::read_file(o.problem));
   RunDir run_dir = RunDir::prepare(o.out_dir, o.problem, problem_hash);
   const fs::path out = run_dir.path();
@@ -287,6 +376,7 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
          const json& options, bool continuing) {
   const auto started = std::chrono::steady_clock::now();
   const fs::path out = run_dir.path();
+  const std::vector<std::string> gpus = worker_gpus(o);
   worker::Worker w(worker_options(o, out));
   agents::LlmSession llm(o.llm, st, run_id);
   store::Library library = store::Library::open(o.library_path());
@@ -332,6 +422,7 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   rep.problem_work = capture.value("work", json());  // a standalone kernel file has none
 
   std::vector<std::map<std::string, std::string>> winners(modules.size());
+  std::vector<SearchJob> jobs;
   for (auto& m : modules) {
     spdlog::info("[2/5] profiling module {}", m.index);
     json raw;
@@ -367,19 +458,29 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
                    p.diagnosis);
       mr.kernels.push_back(kr);
     }
-    spdlog::info("[3/5] tuning module {}: {} kernel(s) planned", m.index,
-                 std::count_if(plan.begin(), plan.end(), [](const auto& p) { return p.budget > 0; }));
-    for (auto& kr : mr.kernels) {
-      if (kr.plan.budget <= 0) {
-        kr.outcome.status = "skipped";
-        kr.outcome.why = kr.plan.why.rfind("skipped: ", 0) == 0 ? kr.plan.why.substr(9) : kr.plan.why;
+    for (size_t k = 0; k < mr.kernels.size(); ++k) {
+      auto& kr = mr.kernels[k];
+      if (kr.plan.budget > 0) {
+        jobs.push_back({rep.modules.size(), k});
         continue;
       }
-      kr.outcome = search_kernel(ctx, m, *m.find_kernel(kr.profile.name), kr.baseline_config, kr.plan.budget,
-                                 kr.profile, kr.plan.strategy);
-      if (kr.outcome.status == "improved") winners[m.index][kr.profile.name] = kr.outcome.winner_source;
+      kr.outcome.status = "skipped";
+      kr.outcome.why = kr.plan.why.rfind("skipped: ", 0) == 0 ? kr.plan.why.substr(9) : kr.plan.why;
     }
     rep.modules.push_back(mr);
+  }
+
+  // the largest budgets first: with several workers, the longest searches start at once
+  std::stable_sort(jobs.begin(), jobs.end(), [&](const SearchJob& a, const SearchJob& b) {
+    return rep.modules[a.module].kernels[a.kernel].plan.budget > rep.modules[b.module].kernels[b.kernel].plan.budget;
+  });
+  spdlog::info("[3/5] tuning: {} kernel(s) planned", jobs.size());
+  std::map<std::string, worker::RequestTime> other_workers;
+  search_kernels(ctx, modules, rep, jobs, gpus, other_workers);
+  for (const auto& mr : rep.modules) {
+    for (const auto& kr : mr.kernels) {
+      if (kr.outcome.status == "improved") winners[mr.index][kr.profile.name] = kr.outcome.winner_source;
+    }
   }
 
   spdlog::info("[4/5] stitching");
@@ -422,6 +523,11 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   rep.cost.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   rep.cost.continued = continuing;
   rep.cost.requests = w.request_times();
+  for (const auto& [op, t] : other_workers) {
+    rep.cost.requests[op].requests += t.requests;
+    rep.cost.requests[op].seconds += t.seconds;
+  }
+  rep.cost.workers = static_cast<int>(std::min(gpus.size(), std::max<size_t>(jobs.size(), 1)));
   json report_json = report::to_json(rep);
   report::write(rep, out);
   st.set_run_status(run_id, "done", report_json["summary"]);

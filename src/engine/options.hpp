@@ -39,6 +39,7 @@ struct OptimizeOptions {
   int coder_candidates = 3;                  ///< candidates asked of the Coder per kernel
   int repair_rounds = 2;                     ///< Repairer rounds per failed LLM candidate lineage
   bool resume = false;                       ///< continue the run recorded in out_dir (kernelopt resume)
+  std::string gpus = "1";                    ///< workers searching kernels at once, one per GPU: N or "all"
 
   /// A standalone Triton file is what the worker runs: the user's (triton) or the one Helion's code was exported to.
   /// The kernel library this run reads and writes.

@@ -60,13 +60,16 @@ json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) 
           {"compile_s", seconds_of(c, kCompileOps, std::size(kCompileOps))},
           {"worker_s", worker_s},
           {"continued", c.continued},
+          {"workers", c.workers},
           {"candidates_screened", candidates_screened},
           {"candidates_gated", candidates_gated},
           {"requests", requests},
           {"method", fmt::format("engine-side wall time of worker requests, request to reply; gpu_s: {}; compile_s: {}; "
-                                 "worker_s: every request and worker start{}",
+                                 "worker_s: every request and worker start{}{}",
                                  fmt::join(kGpuOps, ", "), fmt::join(kCompileOps, ", "),
-                                 c.continued ? "; this invocation of a continued run only" : "")}};
+                                 c.continued ? "; this invocation of a continued run only" : "",
+                                 c.workers > 1 ? fmt::format("; summed over {} workers searching at once", c.workers)
+                                               : "")}};
 }
 
 json to_json(const Report& r) {
@@ -83,6 +86,7 @@ json to_json(const Report& r) {
                 {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by},
                 {"winner_origin", k.outcome.winner_origin}, {"attempts", k.outcome.attempts}};
       if (k.outcome.library_entry != 0) o["library_entry"] = k.outcome.library_entry;
+      if (k.outcome.worker >= 0) o["worker"] = k.outcome.worker;
       if (k.outcome.status == "improved") {
         o["kernel_speedup"] = estimate_json(k.outcome.kernel_speedup);
         o["after_ms"] = k.outcome.after_ms;
@@ -192,9 +196,13 @@ std::string to_markdown(const json& j) {
   if (j.contains("cost") && j["cost"].is_object()) {
     const auto& c = j["cost"];
     md += fmt::format("## Cost\n\nWall {:.1f} s; GPU {:.1f} s; compile {:.1f} s; all worker requests {:.1f} s; "
-                      "candidates screened {}, gated {}{}.\n\n",
+                      "candidates screened {}, gated {}{}{}.\n\n",
                       c.value("wall_s", 0.0), c.value("gpu_s", 0.0), c.value("compile_s", 0.0), c.value("worker_s", 0.0),
                       c.value("candidates_screened", 0), c.value("candidates_gated", 0),
+                      c.value("workers", 1) > 1
+                          ? fmt::format("; {} workers searched kernels at once (GPU and worker seconds are their sum)",
+                                        c.value("workers", 1))
+                          : "",
                       c.value("continued", false) ? " (this invocation of a continued run)" : "");
     if (c.contains("requests") && c["requests"].is_object() && !c["requests"].empty()) {
       md += "| worker op | requests | seconds |\n|---|---:|---:|\n";

@@ -33,6 +33,7 @@ struct KernelOutcome {
   nlohmann::json winner_grid;    ///< its LLM grid expressions, null for Inductor's (not serialized)
   std::int64_t library_entry = 0;  ///< the kernel-library entry the winner came from (verified again); 0 = none
   nlohmann::json attempts = nlohmann::json::array();  ///< {origin, label, gate, passed, reason} per verdict that decided
+  int worker = -1;               ///< which of the run's workers (one per GPU) searched it; -1: the run had one
 };
 
 struct KernelReport {
@@ -74,7 +75,9 @@ inline constexpr const char* kCompileOps[] = {"capture", "compile"};
 struct RunCost {
   double wall_s = 0;       ///< the run, from starting its worker to writing the report, s
   bool continued = false;  ///< the run continued a recorded one; earlier invocations are not counted
-  std::map<std::string, worker::RequestTime> requests;  ///< worker op -> requests and their time ("start": workers started)
+  std::map<std::string, worker::RequestTime> requests;  ///< worker op -> requests and their time ("start": workers started),
+                                                        ///< summed over the run's workers
+  int workers = 1;         ///< workers that searched kernels at once, one per GPU
 };
 
 struct Report {

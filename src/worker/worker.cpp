@@ -85,7 +85,7 @@ int Worker::restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
 int Worker::pid() const { return proc_ ? static_cast<int>(proc_->pid()) : -1; }
 
 std::string Worker::name() const {
-  return options_.device >= 0 ? fmt::format("worker[device {}]", options_.device) : "worker";
+  return options_.visible_devices.empty() ? "worker" : fmt::format("worker[gpu {}]", options_.visible_devices);
 }
 
 void Worker::stop() {
@@ -133,7 +133,7 @@ void Worker::start() {
     set_env(env, "PYTHONPATH", existing.empty() ? options_.python_path
                                                 : options_.python_path + ":" + existing);
   }
-  if (options_.device >= 0) set_env(env, "CUDA_VISIBLE_DEVICES", std::to_string(options_.device));
+  if (!options_.visible_devices.empty()) set_env(env, "CUDA_VISIBLE_DEVICES", options_.visible_devices);
   try {
     if (!options_.log_path.empty()) {
       auto dir = std::filesystem::path(options_.log_path).parent_path();
@@ -240,16 +240,5 @@ Reply Worker::on_death(const std::string& op) {
                             status ? util::describe_exit_status(*status) : "exit status unknown");
   return reply;
 }
-
-WorkerPool::WorkerPool(const WorkerOptions& base, int count) {
-  if (count < 1) throw std::invalid_argument(fmt::format("WorkerPool: count {} < 1", count));
-  for (int i = 0; i < count; ++i) {
-    WorkerOptions options = base;
-    options.device = base.device < 0 && count > 1 ? i : base.device;
-    workers_.push_back(std::make_unique<Worker>(std::move(options)));
-  }
-}
-
-Worker& WorkerPool::at(size_t i) { return *workers_.at(i); }
 
 }  // namespace kernelopt::worker

@@ -36,7 +36,7 @@ struct WorkerOptions {
   std::vector<std::pair<std::string, std::string>> env;  ///< extra environment
   std::string log_path;                                   ///< worker stderr appended here; "" = inherit
   int handshake_timeout_ms = 120000;                      ///< first import of torch can be slow
-  int device = -1;                                        ///< CUDA_VISIBLE_DEVICES for this worker; -1 = inherit
+  std::string visible_devices;                            ///< CUDA_VISIBLE_DEVICES for this worker; "" = inherit
 };
 
 enum class Status { ok, error, timeout, crashed };
@@ -96,19 +96,6 @@ class Worker {
   int next_id_ = 1;
   int starts_ = 0;
   std::map<std::string, RequestTime> request_times_;
-};
-
-/// One Worker per device; issue 8 will spread work over them. Workers start
-/// lazily, on their first request.
-class WorkerPool {
- public:
-  /// count >= 1. Worker i gets device = (base.device < 0 && count > 1) ? i : base.device.
-  WorkerPool(const WorkerOptions& base, int count);
-  Worker& at(size_t i);  ///< throws std::out_of_range
-  size_t size() const { return workers_.size(); }
-
- private:
-  std::vector<std::unique_ptr<Worker>> workers_;
 };
 
 }  // namespace kernelopt::worker

@@ -193,6 +193,9 @@ def test_out_path_is_a_regular_file(cli, tmp_path):
     (["--rtol", "-0.5"], ["--rtol", "-0.5"]),
     (["--atol", "tiny"], ["--atol", "tiny"]),
     (["--no-such-option"], ["--no-such-option"]),
+    (["--gpus", "0"], ["--gpus 0", "whole number >= 1"]),
+    (["--gpus", "two"], ["--gpus two", "whole number >= 1"]),
+    (["--gpus", "2", "--device", "cuda:1"], ["--gpus 2 with --device cuda:1"]),
 ])
 def test_bad_option_values(cli, tmp_path, args, needles):
     path = write(tmp_path, GOOD)

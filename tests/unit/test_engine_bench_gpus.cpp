@@ -106,6 +106,21 @@ TEST(EngineBenchGpus, ParseGpus) {
   }
 }
 
+TEST(EngineBenchGpus, GpuIdsGiveEachProcessItsOwnGpu) {
+  const std::vector<std::string> visible = {"3", "5", "GPU-5e1a"};
+  EXPECT_EQ(gpu_ids(2, "cuda", visible), (std::vector<std::string>{"3", "5"}));
+  EXPECT_EQ(gpu_ids(3, "cuda:0", visible), visible);
+  EXPECT_EQ(gpu_ids(1, "cuda:1", visible), std::vector<std::string>{""});  // one process sees what this one sees
+  EXPECT_EQ(gpu_ids(2, "cpu", {}), (std::vector<std::string>{"", ""}));    // the interpreter: no GPU to hand out
+  EXPECT_THROW(gpu_ids(4, "cuda", visible), UserError);                     // fewer visible than asked for
+  EXPECT_THROW(gpu_ids(2, "cuda:1", visible), UserError);                   // every process would use cuda:1
+  try {
+    gpu_ids(4, "cuda", visible);
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "--gpus 4: 3 GPU(s) visible (CUDA_VISIBLE_DEVICES, else nvidia-smi -L)");
+  }
+}
+
 TEST(EngineBenchGpus, VisibleGpusFollowCudaVisibleDevices) {
   {
     ScopedEnv env("CUDA_VISIBLE_DEVICES", "2, 3,,GPU-5e1a");

@@ -264,15 +264,14 @@ TEST_F(FakeWorker, ProtocolMismatchThrows) {
   EXPECT_EQ(worker.pid(), -1);
 }
 
-TEST(WorkerPool, AssignsOneDevicePerWorker) {
-  WorkerPool pool(test_options(), 2);
-  ASSERT_EQ(pool.size(), 2u);
-  Reply reply = pool.at(1).request("echo", json::object(), 10000);
+TEST(Worker, SeesOnlyTheGpuItIsGiven) {
+  WorkerOptions options = test_options();
+  options.visible_devices = "GPU-1f2e";  // CUDA_VISIBLE_DEVICES takes indexes and UUIDs alike
+  Worker worker(options);
+  EXPECT_EQ(worker.pid(), -1);  // started lazily, by its first request
+  Reply reply = worker.request("echo", json::object(), 10000);
   ASSERT_TRUE(reply.ok()) << reply.error;
-  std::ifstream environ("/proc/" + std::to_string(pool.at(1).pid()) + "/environ");
+  std::ifstream environ("/proc/" + std::to_string(worker.pid()) + "/environ");
   std::string env((std::istreambuf_iterator<char>(environ)), std::istreambuf_iterator<char>());
-  EXPECT_NE(env.find(std::string("CUDA_VISIBLE_DEVICES=1") + '\0'), std::string::npos);
-  EXPECT_EQ(pool.at(0).pid(), -1);  // started lazily
-  EXPECT_THROW(pool.at(2), std::out_of_range);
-  EXPECT_THROW(WorkerPool(test_options(), 0), std::invalid_argument);
+  EXPECT_NE(env.find(std::string("CUDA_VISIBLE_DEVICES=GPU-1f2e") + '\0'), std::string::npos);
 }

@@ -65,19 +65,7 @@ std::vector<std::string> child_args(const engine::BenchOptions& c) {
 /// One child bench per GPU, merged into the bench directory. Exit status 1 when a problem was incorrect or a
 /// child did not finish (the finished ones are merged all the same).
 int run_on_gpus(const engine::BenchOptions& o, int gpus, const std::vector<std::string>& visible) {
-  std::vector<std::string> ids;
-  if (o.optimize.device == "cpu") {
-    ids.assign(gpus, "");  // Triton's interpreter: N processes on the CPU, no GPU to assign
-  } else if (o.optimize.device != "cuda" && o.optimize.device != "cuda:0") {
-    throw engine::UserError(fmt::format("--gpus {} with --device {}: each child sees one GPU, as cuda; give --device "
-                                        "cuda (or choose the GPUs with CUDA_VISIBLE_DEVICES)",
-                                        gpus, o.optimize.device));
-  } else if (static_cast<int>(visible.size()) < gpus) {
-    throw engine::UserError(fmt::format("--gpus {}: {} GPU(s) visible (CUDA_VISIBLE_DEVICES, else nvidia-smi -L)",
-                                        gpus, visible.size()));
-  } else {
-    ids.assign(visible.begin(), visible.begin() + gpus);
-  }
+  const std::vector<std::string> ids = engine::gpu_ids(gpus, o.optimize.device, visible);
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw std::runtime_error("cannot find the kernelopt binary (/proc/self/exe): " + ec.message());

@@ -132,6 +132,10 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
       ->capture_default_str()->check(CLI::Range(10, 100000));
   sub->add_option("--timeout", opts->request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
+  sub->add_option("--gpus", opts->gpus,
+                  "workers searching kernels at once, one per GPU (N or all; the first N of CUDA_VISIBLE_DEVICES, "
+                  "else of nvidia-smi -L); with --device cpu, N workers on the CPU")
+      ->capture_default_str();
   if (opts->input_kind == "helion") {
     sub->add_option("--helion-kernel", opts->helion_kernel, "which @helion.kernel of the file (default: its only one)");
     sub->add_flag("--helion-autotune", opts->helion_autotune,
