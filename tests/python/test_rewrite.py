@@ -2,7 +2,8 @@
 
 The kernels are the looped reductions captured on an H200 (tests/fixtures/inductor/softmax.py:
 4096 x 8192 online softmax; layernorm.py: 16384 x 4096 Welford layer norm; softmax_long_row.py:
-2048 x 32768 online softmax, captured 2026-12-03 with the same versions). To run them under
+2048 x 32768 online softmax, captured 2026-12-03 with the same versions; softmax_middle_dim.py:
+softmax over the middle dimension of 64 x 512 x 2048, a row strided by 2048, same day). To run them under
 Triton's interpreter in seconds, the tests shrink the constants Inductor baked into them (rows,
 row length and the row stride) to a small, non-power-of-two shape; the code is otherwise the
 captured code. The original runs with a small R0_BLOCK (several loop trips, a partial last
@@ -314,3 +315,57 @@ def test_short_rows_share_a_program_and_still_match(monkeypatch):
 def test_rows_per_program(block, xnumel, want):
     from kernelopt.worker.rewrite import _rows_per_program
     assert _rows_per_program(block, xnumel) == want
+
+
+# -- a row over a strided dimension: softmax over the middle dimension (64 x 512 x 2048 on the H200) --
+
+def middle_dim(batch, reduce, inner):
+    """The captured middle-dimension softmax kernel, shrunk to batch x reduce x inner."""
+    name, text = kernel_function("softmax_middle_dim", "triton_red_")
+    for old, new in ((f"xnumel = {64 * 2048}", f"xnumel = {batch * inner}"), ("r0_numel = 512", f"r0_numel = {reduce}"),
+                     ("% 2048", f"% {inner}"), ("// 2048", f"// {inner}"), ("2048*r0_2", f"{inner}*r0_2"),
+                     ("1048576*x1", f"{reduce * inner}*x1")):
+        assert old in text, old
+        text = text.replace(old, new)
+    return name, text
+
+
+def test_strided_row_takes_adjacent_columns_per_program_and_matches():
+    name, full = middle_dim(64, 512, 2048)
+    _, meta, notes = resident_row(full, reduction_hint="DEFAULT")
+    assert meta["R0_BLOCK"] == 512 and meta["XBLOCK"] == 32  # 32 adjacent columns: 128 bytes per row position
+    assert "32 adjacent strided rows per program" in notes and "1 repeated load(s) reused" in notes
+
+    batch, reduce, inner = 2, 100, 16
+    name, small = middle_dim(batch, reduce, inner)
+    code, meta, notes = resident_row(small, reduction_hint="DEFAULT")
+    assert meta["R0_BLOCK"] == 128 and meta["XBLOCK"] == 16  # the largest power of two dividing the 16 columns
+    x = torch.randn(batch, reduce, inner) * 4
+    want = torch.empty_like(x)
+    got = torch.full_like(x, float("nan"))
+    jit_of(small, name)[(batch * inner // 4,)](x, want, batch * inner, reduce, XBLOCK=4, R0_BLOCK=32)
+    jit_of(code, name)[(batch * inner // meta["XBLOCK"],)](x, got, batch * inner, reduce, XBLOCK=meta["XBLOCK"],
+                                                            R0_BLOCK=meta["R0_BLOCK"])
+    torch.testing.assert_close(want, torch.softmax(x, 1), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("change, why", [
+    (("x0 + 16*r0_2", "2*x0 + 16*r0_2"), "not adjacent"),        # columns two apart
+    (("x0 + 16*r0_2", "x0 + x0 + 16*r0_2"), "not adjacent"),     # the column twice
+    (("x0 = (xindex % 16)", "x0 = (xindex % 16) * 3"), "not adjacent"),  # a column scaled where it is defined
+])
+def test_strided_row_declines_columns_that_are_not_adjacent(change, why):
+    _, small = middle_dim(2, 100, 16)
+    assert change[0] in small
+    with pytest.raises(NotApplicable, match=why):
+        resident_row(small.replace(*change), reduction_hint="OUTER")
+
+
+def test_strided_row_declines_rows_too_long_for_enough_columns():
+    _, long_rows = middle_dim(2, 4096, 16)  # 4096 x 8 columns would hold 32768 elements on chip
+    with pytest.raises(NotApplicable, match="no 8 or more adjacent columns"):
+        resident_row(long_rows, reduction_hint="DEFAULT")
+    _, few = middle_dim(2, 100, 4)  # 4 adjacent columns only: less than a sector
+    with pytest.raises(NotApplicable, match="no 8 or more adjacent columns"):
+        resident_row(few, reduction_hint="DEFAULT")

@@ -16,7 +16,9 @@ Families:
                 loaded reuses that value instead of reading memory again (softmax, log-softmax,
                 norms, losses: typically 2 or 3 reads of each row become 1). A
                 `tl.static_assert(R0_BLOCK >= r0_numel)` keeps a later tuner from shrinking the
-                block under the rewrite.
+                block under the rewrite. A row over a strided dimension (softmax over the middle
+                dimension) qualifies when consecutive rows are adjacent in memory: a program then
+                takes 8 to 32 of them, so each load of one row position reads whole sectors.
   reverse_pass  A looped reduction with two or more passes over each row, for rows too long to
                 keep on chip: a later pass that carries nothing from one block to the next (the
                 pass that normalizes and stores) walks the row from its end, so it first
@@ -282,13 +284,91 @@ def _rows_per_program(block, xnumel):
     return xblock
 
 
+SECTOR_COLUMNS = 8  # a strided row's program takes at least this many columns: 8 fp32 fill a 32-byte sector
+STRIDED_TILE = 16384  # elements (row x columns) one program of a strided-row rewrite keeps on chip
+
+
+def _terms(node):
+    """The terms of a sum (a + b + c -> [a, b, c]); anything else is one term."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _terms(node.left) + _terms(node.right)
+    return [node]
+
+
+def _adjacent_columns(fn):
+    """For a row that is not contiguous (the reduction runs over a strided dimension): the period K
+    such that rows xindex and xindex+1 sit at adjacent addresses in every load and store whenever
+    both lie in one run of K (xnumel when there is no period). Each address must be a sum with
+    exactly one bare term `c` where `c = xindex` or `c = xindex % K`, and any other term that
+    reads xindex does so only through names `b = xindex // K` (constant within a run). Else
+    NotApplicable: a program of several rows would then read each row's elements apart."""
+    kinds = {"xindex": ("column", None)}  # name -> ("column", K) | ("run", None) | ("other", None)
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name, value = node.targets[0].id, node.value
+        reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & kinds.keys()
+        if name in kinds or not reads:
+            if name in kinds and name != "xindex" and reads:
+                kinds[name] = ("other", None)  # assigned twice from rows: no single meaning
+            continue
+        is_x = isinstance(value, ast.Name) and value.id == "xindex"
+        mod = (isinstance(value, ast.BinOp) and isinstance(value.left, ast.Name) and value.left.id == "xindex"
+               and isinstance(value.right, ast.Constant) and isinstance(value.right.value, int))
+        if is_x:
+            kinds[name] = ("column", None)
+        elif mod and isinstance(value.op, ast.Mod):
+            kinds[name] = ("column", value.right.value)
+        elif mod and isinstance(value.op, ast.FloorDiv):
+            kinds[name] = ("run", None)
+        else:
+            kinds[name] = ("other", None)
+    periods = []
+    for call in ast.walk(fn):
+        if not (isinstance(call, ast.Call) and _call_name(call) in ("tl.load", "tl.store") and call.args):
+            continue
+        columns, reads_rows = 0, False
+        for term in _terms(call.args[0]):
+            names = {n.id for n in ast.walk(term) if isinstance(n, ast.Name)} & kinds.keys()
+            reads_rows |= bool(names)
+            if isinstance(term, ast.Name) and kinds.get(term.id, ("",))[0] == "column":
+                columns += 1
+                periods.append(kinds[term.id][1])
+            elif any(kinds[n][0] != "run" for n in names):
+                raise NotApplicable(f"the row is not contiguous and consecutive rows are not adjacent in "
+                                    f"`{ast.unparse(call.args[0])}`")
+        if columns > 1 or (columns == 0 and reads_rows):  # no row in the address: every row reads the same
+            raise NotApplicable(f"the row is not contiguous and consecutive rows are not adjacent in "
+                                f"`{ast.unparse(call.args[0])}`")
+    known = [p for p in periods if p is not None]
+    return min(known) if known else None
+
+
+def _columns_per_program(block, xnumel, period):
+    """Rows (columns of a strided row) one program of the strided resident rewrite takes: a power of
+    two of at least SECTOR_COLUMNS and at most 32, with block x columns <= STRIDED_TILE, dividing
+    xnumel and the period of adjacent columns; NotApplicable when none is."""
+    limit = min(32, STRIDED_TILE // block)
+    if xnumel:
+        limit = min(limit, xnumel)
+    xblock = 1 << (limit.bit_length() - 1) if limit >= 1 else 0
+    while xblock >= SECTOR_COLUMNS and ((xnumel and xnumel % xblock) or (period and period % xblock)):
+        xblock //= 2
+    if xblock < SECTOR_COLUMNS:
+        raise NotApplicable(f"the row is not contiguous, and a block of {block} leaves no {SECTOR_COLUMNS} or more "
+                            f"adjacent columns per program (at most {STRIDED_TILE} elements on chip)")
+    return xblock
+
+
 def resident_row(source, max_row=32768, reduction_hint=None):
     """See the module docstring. Returns (code, meta, notes). reduction_hint is Inductor's
-    (INNER: the row is contiguous); None skips that check (a caller that knows the layout)."""
-    if reduction_hint is not None and reduction_hint != "INNER":
-        raise NotApplicable(f"the row is not contiguous (reduction hint {reduction_hint or 'none'}): "
-                            "one program per row would read it strided")
+    (INNER: the row is contiguous); None skips that check (a caller that knows the layout). Any
+    other hint: the reduction runs over a strided dimension, and the rewrite applies only where
+    consecutive rows are adjacent in memory, so that a program taking several rows (columns)
+    reads whole sectors (_adjacent_columns, _columns_per_program)."""
     tree, fn = _function(source)
+    strided = reduction_hint is not None and reduction_hint != "INNER"
+    period = _adjacent_columns(fn) if strided else None
     consts = _constexpr_params(fn)
     if "R0_BLOCK" not in consts:
         raise NotApplicable("not a looped reduction over one dimension (no R0_BLOCK)")
@@ -354,12 +434,16 @@ def resident_row(source, max_row=32768, reduction_hint=None):
     fn.decorator_list = []
     ast.fix_missing_locations(tree)
     block = 1 << max(0, (rows - 1).bit_length())
-    xblock = _rows_per_program(block, _int_assign(fn, "xnumel"))
+    if strided:
+        xblock = _columns_per_program(block, _int_assign(fn, "xnumel"), period)
+    else:
+        xblock = _rows_per_program(block, _int_assign(fn, "xnumel"))
     warps = min(32, max(4, xblock * block // 512))
     meta = {"XBLOCK": xblock, "R0_BLOCK": block, "num_warps": warps, "num_stages": 1}
     passes = len(loops)
     notes = (f"resident row: {passes} pass(es) over a {rows}-element row in one R0_BLOCK={block} block"
-             + (f" ({xblock} rows per program)" if xblock > 1 else "") + ", "
+             + (f" ({xblock} adjacent strided rows per program)" if strided
+                else f" ({xblock} rows per program)" if xblock > 1 else "") + ", "
              f"{reused} repeated load(s) reused")
     if simplified:
         notes += ", " + ", ".join(simplified)
