@@ -84,10 +84,10 @@ struct SearchJob {
 /// Runs each job's search_kernel into its KernelReport. With one worker, in order on ctx's worker.
 /// With several (one per entry of `gpus`, its CUDA_VISIBLE_DEVICES), each on its own thread with its
 /// own worker (the first keeps ctx's, which sees the first GPU), store connection and library
-/// connection, taking the next job when it is done: timings never share a GPU, and the searches
-/// of one run overlap. The LLM session is shared (it locks its own state). The other workers'
-/// request times are added to `times`. The first thread's exception is rethrown after all stopped;
-/// after one, no thread starts another job.
+/// connection, taking the next job (the largest planned budget first) when it is done: timings never
+/// share a GPU, and the searches of one run overlap. The LLM session is shared (it locks its own
+/// state). The other workers' request times are added to `times`. The first thread's exception is
+/// rethrown after all stopped; after one, no thread starts another job.
 void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, report::Report& rep,
                     const std::vector<SearchJob>& jobs, const std::vector<std::string>& gpus,
                     std::map<std::string, worker::RequestTime>& times) {
@@ -106,6 +106,11 @@ void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, 
     return;
   }
   spdlog::info("  {} kernel searches over {} workers", jobs.size(), n);
+  // the largest budgets first, so the longest searches start at once
+  std::vector<SearchJob> order = jobs;
+  std::stable_sort(order.begin(), order.end(), [&](const SearchJob& a, const SearchJob& b) {
+    return rep.modules[a.module].kernels[a.kernel].plan.budget > rep.modules[b.module].kernels[b.kernel].plan.budget;
+  });
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> errors(n);
   std::vector<std::map<std::string, worker::RequestTime>> own_times(n);
@@ -126,7 +131,7 @@ void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, 
         if (ctx.library) library.emplace(store::Library::open(ctx.library->path()));
         Context c{ctx.options, own ? *own : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
                   ctx.continuing, library ? &*library : nullptr, ctx.fingerprints};
-        for (size_t k = next++; k < jobs.size(); k = next++) search(c, jobs[k], static_cast<int>(i));
+        for (size_t k = next++; k < order.size(); k = next++) search(c, order[k], static_cast<int>(i));
         if (own) {
           own->stop();
           own_times[i] = own->request_times();
@@ -470,10 +475,6 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
     rep.modules.push_back(mr);
   }
 
-  // the largest budgets first: with several workers, the longest searches start at once
-  std::stable_sort(jobs.begin(), jobs.end(), [&](const SearchJob& a, const SearchJob& b) {
-    return rep.modules[a.module].kernels[a.kernel].plan.budget > rep.modules[b.module].kernels[b.kernel].plan.budget;
-  });
   spdlog::info("[3/5] tuning: {} kernel(s) planned", jobs.size());
   std::map<std::string, worker::RequestTime> other_workers;
   search_kernels(ctx, modules, rep, jobs, gpus, other_workers);
