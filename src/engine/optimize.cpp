@@ -69,11 +69,20 @@ worker::WorkerOptions worker_options(const OptimizeOptions& o, const fs::path& o
 }
 
 /// The CUDA_VISIBLE_DEVICES value of each worker that searches kernels (--gpus); {""}: one worker,
-/// seeing what this process sees. The first worker is always given "" and uses the first GPU as cuda.
+/// seeing what this process sees. The first worker (the run's own) is started without one: it sees
+/// every GPU and uses the first, gpus[0], as cuda.
 std::vector<std::string> worker_gpus(const OptimizeOptions& o) {
   if (o.gpus == "1") return {""};
   const std::vector<std::string> visible = visible_gpus();
   return gpu_ids(parse_gpus(o.gpus, static_cast<int>(visible.size())), o.device, visible);
+}
+
+void add_request_times(std::map<std::string, worker::RequestTime>& into,
+                       const std::map<std::string, worker::RequestTime>& from) {
+  for (const auto& [op, t] : from) {
+    into[op].requests += t.requests;
+    into[op].seconds += t.seconds;
+  }
 }
 
 /// One planned kernel search: rep.modules[module].kernels[kernel].
@@ -87,8 +96,8 @@ struct SearchJob {
 /// connection, taking the next job (the largest planned budget first) when it is done: timings never
 /// share a GPU, and the searches of one run overlap. The LLM session is shared (it locks its own
 /// state). The other workers' request times are added to `times`. The first thread's exception is
-/// rethrown after all stopped; after one, no thread starts another job.
-void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, report::Report& rep,
+/// rethrown after all stopped; after one, no thread starts another job. Returns the workers used.
+size_t search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, report::Report& rep,
                     const std::vector<SearchJob>& jobs, const std::vector<std::string>& gpus,
                     std::map<std::string, worker::RequestTime>& times) {
   auto search = [&](Context& c, const SearchJob& job, int worker) {
@@ -103,7 +112,7 @@ void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, 
   const size_t n = std::min(gpus.size(), jobs.size());
   if (n <= 1) {
     for (const auto& job : jobs) search(ctx, job, -1);
-    return;
+    return 1;
   }
   spdlog::info("  {} kernel searches over {} workers", jobs.size(), n);
   // the largest budgets first, so the longest searches start at once
@@ -117,9 +126,9 @@ void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, 
   std::vector<std::thread> threads;
   for (size_t i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
+      // started on this thread and stopped before it ends: a worker dies with the thread that started it
+      std::unique_ptr<worker::Worker> own;
       try {
-        // started on this thread and stopped before it ends: a worker dies with the thread that started it
-        std::unique_ptr<worker::Worker> own;
         if (i > 0) {
           worker::WorkerOptions wo = worker_options(ctx.options, ctx.out);
           wo.log_path = (ctx.out / "logs" / fmt::format("worker{}.log", i)).string();
@@ -132,26 +141,22 @@ void search_kernels(Context& ctx, const std::vector<artifact::Module>& modules, 
         Context c{ctx.options, own ? *own : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
                   ctx.continuing, library ? &*library : nullptr, ctx.fingerprints};
         for (size_t k = next++; k < order.size(); k = next++) search(c, order[k], static_cast<int>(i));
-        if (own) {
-          own->stop();
-          own_times[i] = own->request_times();
-        }
       } catch (...) {
         errors[i] = std::current_exception();
         next = jobs.size();
       }
+      if (own) {  // its time counts whether or not its searches finished
+        own->stop();
+        own_times[i] = own->request_times();
+      }
     });
   }
   for (auto& t : threads) t.join();
-  for (const auto& worker_times : own_times) {
-    for (const auto& [op, t] : worker_times) {
-      times[op].requests += t.requests;
-      times[op].seconds += t.seconds;
-    }
-  }
+  for (const auto& worker_times : own_times) add_request_times(times, worker_times);
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  return n;
 }
 
 /// Profiles one module and turns the worker's numbers into agent inputs.
@@ -185,8 +190,8 @@ std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::
   return agents::profile_kernels(ms, module_ms, limits);
 }
 
-json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
-         const json& options, bool continuing);
+json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::Store& st, int64_t run_id,
+         RunDir& run_dir, const std::string& problem_hash, const json& options, bool continuing);
 
 /// Everything `kernelopt resume` needs to continue the run as it was started.
 json saved_options(const OptimizeOptions& o) {
@@ -252,7 +257,7 @@ json optimize(const OptimizeOptions& o) {
   if (std::set<int>(o.seeds.begin(), o.seeds.end()).size() < 3) {
     throw UserError("at least 3 distinct seeds are needed for the correctness gates");
   }
-  worker_gpus(o);  // a bad --gpus is one line before anything is written
+  const std::vector<std::string> gpus = worker_gpus(o);  // a bad --gpus is one line before anything is written
   const std::string problem_hash = util::sha256_hex(util::read_file(o.problem));
   RunDir run_dir = RunDir::prepare(o.out_dir, o.problem, problem_hash);
   const fs::path out = run_dir.path();
@@ -290,7 +295,7 @@ json optimize(const OptimizeOptions& o) {
   util::write_file_atomic(out / "options.json", saved_options(o).dump(1) + "\n");
 
   try {
-    return run(o, st, run_id, run_dir, problem_hash, rec.options, continuing);
+    return run(o, gpus, st, run_id, run_dir, problem_hash, rec.options, continuing);
   } catch (const llm::PendingAnswer& e) {
     st.set_run_status(run_id, "waiting");
     throw WaitingForAnswers(fmt::format("waiting for LLM answers ({}); when they are written, run: kernelopt resume {}",
@@ -377,11 +382,10 @@ json update_library(Context& ctx, store::Library& library, const std::vector<art
   return {{"path", library.path().string()}, {"reused", reused}, {"written", written}};
 }
 
-json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run_dir, const std::string& problem_hash,
-         const json& options, bool continuing) {
+json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::Store& st, int64_t run_id,
+         RunDir& run_dir, const std::string& problem_hash, const json& options, bool continuing) {
   const auto started = std::chrono::steady_clock::now();
   const fs::path out = run_dir.path();
-  const std::vector<std::string> gpus = worker_gpus(o);
   worker::Worker w(worker_options(o, out));
   agents::LlmSession llm(o.llm, st, run_id);
   store::Library library = store::Library::open(o.library_path());
@@ -477,7 +481,7 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
 
   spdlog::info("[3/5] tuning: {} kernel(s) planned", jobs.size());
   std::map<std::string, worker::RequestTime> other_workers;
-  search_kernels(ctx, modules, rep, jobs, gpus, other_workers);
+  const size_t workers = search_kernels(ctx, modules, rep, jobs, gpus, other_workers);
   for (const auto& mr : rep.modules) {
     for (const auto& kr : mr.kernels) {
       if (kr.outcome.status == "improved") winners[mr.index][kr.profile.name] = kr.outcome.winner_source;
@@ -524,11 +528,8 @@ json run(const OptimizeOptions& o, store::Store& st, int64_t run_id, RunDir& run
   rep.cost.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   rep.cost.continued = continuing;
   rep.cost.requests = w.request_times();
-  for (const auto& [op, t] : other_workers) {
-    rep.cost.requests[op].requests += t.requests;
-    rep.cost.requests[op].seconds += t.seconds;
-  }
-  rep.cost.workers = static_cast<int>(std::min(gpus.size(), std::max<size_t>(jobs.size(), 1)));
+  add_request_times(rep.cost.requests, other_workers);
+  rep.cost.workers = static_cast<int>(workers);
   json report_json = report::to_json(rep);
   report::write(rep, out);
   st.set_run_status(run_id, "done", report_json["summary"]);

@@ -271,17 +271,22 @@ ELEMENTS_PER_PROGRAM = 4096  # short rows share a program up to this many elemen
 MIN_PROGRAMS = 512  # ...while leaving at least this many programs (several per SM) to fill the GPU
 
 
+def _power_of_two_dividing(limit, *counts):
+    """The largest power of two <= limit dividing every non-zero count (0 when limit < 1). A row count
+    it divides leaves no partial last program: Inductor drops xmask (all True) where none occurs."""
+    xblock = 1 << (limit.bit_length() - 1) if limit >= 1 else 0
+    while xblock > 1 and any(c and c % xblock for c in counts):
+        xblock //= 2
+    return xblock
+
+
 def _rows_per_program(block, xnumel):
     """Rows one program of the resident rewrite takes (its first XBLOCK; the Tuner may change it):
     one for rows of ELEMENTS_PER_PROGRAM or more, else as many as fit, a power of two dividing the
     row count, while at least MIN_PROGRAMS programs remain (a dynamic row count: one)."""
     if not xnumel or block >= ELEMENTS_PER_PROGRAM:
         return 1
-    limit = min(ELEMENTS_PER_PROGRAM // block, max(1, xnumel // MIN_PROGRAMS))
-    xblock = 1 << (limit.bit_length() - 1)
-    while xnumel % xblock:  # no partial last program: Inductor drops xmask (all True) where none occurs
-        xblock //= 2
-    return xblock
+    return _power_of_two_dividing(min(ELEMENTS_PER_PROGRAM // block, max(1, xnumel // MIN_PROGRAMS)), xnumel)
 
 
 SECTOR_COLUMNS = 8  # a strided row's program takes at least this many columns: 8 fp32 fill a 32-byte sector
@@ -308,8 +313,10 @@ def _adjacent_columns(fn):
             continue
         name, value = node.targets[0].id, node.value
         reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & kinds.keys()
-        if name in kinds or not reads:
-            if name in kinds and name != "xindex" and reads:
+        if not reads:
+            continue
+        if name in kinds:
+            if name != "xindex":
                 kinds[name] = ("other", None)  # assigned twice from rows: no single meaning
             continue
         is_x = isinstance(value, ast.Name) and value.id == "xindex"
@@ -348,12 +355,7 @@ def _columns_per_program(block, xnumel, period):
     """Rows (columns of a strided row) one program of the strided resident rewrite takes: a power of
     two of at least SECTOR_COLUMNS and at most 32, with block x columns <= STRIDED_TILE, dividing
     xnumel and the period of adjacent columns; NotApplicable when none is."""
-    limit = min(32, STRIDED_TILE // block)
-    if xnumel:
-        limit = min(limit, xnumel)
-    xblock = 1 << (limit.bit_length() - 1) if limit >= 1 else 0
-    while xblock >= SECTOR_COLUMNS and ((xnumel and xnumel % xblock) or (period and period % xblock)):
-        xblock //= 2
+    xblock = _power_of_two_dividing(min(32, STRIDED_TILE // block, xnumel or 32), xnumel, period)
     if xblock < SECTOR_COLUMNS:
         raise NotApplicable(f"the row is not contiguous, and a block of {block} leaves no {SECTOR_COLUMNS} or more "
                             f"adjacent columns per program (at most {STRIDED_TILE} elements on chip)")
