@@ -28,6 +28,8 @@ std::string seed_label(const json& run) {
   if (source == "stale") return fmt::format("seed {} (stale output)", seed);
   // a later launch on the same start, where the original itself differs between launches
   if (source == "repeat") return fmt::format("seed {} (repeat {})", seed, run.contains("repeat") ? text(run["repeat"]) : "?");
+  // the candidate's programs mapped in reverse order: a race between programs shows here
+  if (source == "reversed") return fmt::format("seed {} (programs in reverse order)", seed);
   return fmt::format("seed {}", seed);
 }
 

@@ -4,7 +4,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kernelopt.worker.gate_checks import Call, check_launches, first_bit_difference  # noqa: E402
+from kernelopt.worker.gate_checks import (Call, check_launches, first_bit_difference,  # noqa: E402
+                                          reverse_program_order)
 
 NAMES = ["in_ptr0", "out_ptr0", "n"]
 
@@ -119,3 +120,66 @@ def test_launch_bytes_count_an_argument_updated_in_place_twice():
     assert launch_bytes(k, [[out, bias, 0], [out, bias, 0]]) == 2 * (2 * out.numel() * 4 + bias.numel() * 4)
     plain = dict(k, mutated_args=[])
     assert launch_bytes(plain, [[out, bias, 0]]) == out.numel() * 4 + bias.numel() * 4
+
+
+def test_reverse_program_order_mirrors_every_axis_and_nothing_else():
+    src = ('@triton.jit\n'
+           'def k(out_ptr, n, B: tl.constexpr):\n'
+           '    note = "é → ü"; row = tl.program_id(0).to(tl.int64)\n'  # non-ASCII before a call: byte columns
+           '    col = tl.program_id(\n'
+           '        axis=1)\n'
+           '    tl.store(out_ptr + row * n + col, tl.num_programs(0))\n')
+    text, n = reverse_program_order(src)
+    assert n == 2
+    assert 'note = "é → ü"; row = (tl.num_programs(0) - 1 - tl.program_id(0)).to(tl.int64)' in text
+    assert "col = (tl.num_programs(axis=1) - 1 - tl.program_id(\n        axis=1))" not in text  # keyword: value only
+    assert "col = (tl.num_programs(1) - 1 - tl.program_id(\n        axis=1))" in text
+    assert text.endswith("tl.store(out_ptr + row * n + col, tl.num_programs(0))\n")
+    compile(text, "<reversed>", "exec")
+    plain = "def f(x):\n    return x + 1\n"
+    assert reverse_program_order(plain) == (plain, 0)
+
+
+RACE = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows(out_ptr, x_ptr, n, RACE: tl.constexpr, B: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, B)
+    if RACE:  # clears the next row first: harmless while programs run in order
+        if row + 1 < tl.num_programs(0):
+            tl.store(out_ptr + (row + 1) * n + cols, tl.zeros([B], tl.float32), mask=cols < n)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n)
+    tl.store(out_ptr + row * n + cols, x * 2.0, mask=cols < n)
+"""
+
+
+def test_programs_in_reverse_order_catch_a_race_the_launch_order_hides(tmp_path):
+    # real kernels under the interpreter, which runs programs one after another, in order, as a GPU
+    # mostly does: the racing kernel passes the plain comparison and fails only with its programs reversed
+    from kernelopt.worker.standalone import load_file
+    path = tmp_path / "race.py"
+    path.write_text(RACE)
+    kernel = load_file(str(path)).rows
+    mirrored = load_file(str(path), reverse_program_order(RACE)[0]).rows
+
+    def launcher(k, race):
+        return lambda c: k[(4,)](c.args[1], c.args[0], 5, RACE=race, B=8)
+    recs = [(s, 0, "model", Call([torch.randn(4, 5, generator=torch.Generator().manual_seed(s)), torch.zeros(4, 5), 5]))
+            for s in (0, 1)]
+    names = ["x_ptr", "out_ptr", "n"]
+    clean = check_launches(recs, launcher(kernel, False), launcher(kernel, False), names, 1e-4, 1e-4, repeats=1,
+                           run_reversed=launcher(mirrored, False))
+    raced = check_launches(recs, launcher(kernel, False), launcher(kernel, True), names, 1e-4, 1e-4, repeats=1,
+                           run_reversed=launcher(mirrored, True))
+    for r in (clean, raced):
+        assert [run["seed"] for run in r["runs"] if run["source"] == "reversed"] == [0]  # the first seed only
+        assert all(t["mismatches"] == 0 for run in r["runs"] if run["source"] != "reversed" for t in run["tensors"])
+    (rev,) = [run for run in raced["runs"] if run["source"] == "reversed"]
+    out = next(t for t in rev["tensors"] if t["arg"] == "out_ptr")
+    assert out["mismatches"] == 15  # rows 1-3, each cleared by the program of the row before, which ran after it
+    (rev_clean,) = [run for run in clean["runs"] if run["source"] == "reversed"]
+    assert all(t["mismatches"] == 0 for t in rev_clean["tensors"])

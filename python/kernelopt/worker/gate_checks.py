@@ -12,10 +12,16 @@ launch:
     results (an earlier call's answer left in place), caught when a candidate skips work;
   - repeats: each launch R times on fresh copies; where the original's results are bit-identical
     across its R launches, the candidate's must be too ("determinism"); where they are not
-    (atomics), the candidate's later repeats are compared at tolerance only ("repeat" runs).
+    (atomics), the candidate's later repeats are compared at tolerance only ("repeat" runs);
+  - "reversed" runs: the first seed's launches again with the candidate's programs mapped in reverse
+    order (program i does program n-1-i's work, on every grid axis). A kernel whose programs are
+    independent computes the same; one whose programs race (a program touching another's data)
+    usually gets away with it on a GPU, where blocks start roughly in order, and is caught here.
 
 The engine decides from these numbers (src/verify/correctness_gate.cpp); nothing here decides.
 """
+import ast
+
 import torch
 
 from kernelopt.worker.compare import _num, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
@@ -195,22 +201,48 @@ def _label(seed, source):
     return f"seed {seed}" + (" (synthetic)" if source == "synthetic" else "")
 
 
+def reverse_program_order(source):
+    """source with every `<lang>.program_id(axis)` call replaced by
+    `(<lang>.num_programs(axis) - 1 - <lang>.program_id(axis))`: the same programs, each doing the
+    work of its mirror image. Returns (text, number of calls replaced); text is source when none."""
+    tree = ast.parse(source)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "program_id" and len(n.args) + len(n.keywords) == 1]
+    if not calls:
+        return source, 0
+    data = source.encode("utf-8")  # ast offsets are UTF-8 byte columns
+    line_starts = [0]
+    for line in data.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+
+    def at(line, col):
+        return line_starts[line - 1] + col
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
+        start, end = at(call.lineno, call.col_offset), at(call.end_lineno, call.end_col_offset)
+        lang = ast.get_source_segment(source, call.func.value)
+        axis = ast.get_source_segment(source, call.args[0] if call.args else call.keywords[0].value)
+        original = data[start:end].decode("utf-8")
+        data = data[:start] + f"({lang}.num_programs({axis}) - 1 - {original})".encode("utf-8") + data[end:]
+    return data.decode("utf-8"), len(calls)
+
+
 def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAULT_REPEATS,
-                   sync=lambda: None, error_line=None):
+                   sync=lambda: None, error_line=None, run_reversed=None):
     """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
-    order; run_base(state)/run_cand(state) launch the original/candidate in place on a state.
+    order; run_base(state)/run_cand(state) launch the original/candidate in place on a state;
+    run_reversed(state), when given, the candidate with its programs in reverse order.
     Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
     error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
     repeats = max(1, int(repeats))
 
-    def both(run, start, written=None, compare=True):
+    def both(run, start, written=None, compare=True, candidate=run_cand):
         """The original and the candidate on fresh copies of start: (expected, got), compared into
         run["tensors"] when asked, or None with run["error"] when a launch raised."""
         expected, got = start.copy(), start.copy()
         try:
             with torch.no_grad():
                 run_base(expected)
-                run_cand(got)
+                candidate(got)
             sync()
         except Exception as exc:
             run["error"] = error_line(exc)
@@ -246,6 +278,13 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
             both(run, stale_copy(rec, written[key], results[other_key], names), written[key])
             runs.append(run)
     runs.extend(repeat_runs)
+    if run_reversed is not None and records:  # the first seed's launches, programs in reverse order
+        first_seed, _, first_source, _ = records[0]
+        for seed, i, source, rec in records:
+            if (seed, source) == (first_seed, first_source):
+                run = {"seed": seed, "launch": i, "source": "reversed", "error": None, "tensors": []}
+                both(run, rec, candidate=run_reversed)
+                runs.append(run)
     if det["original_nondeterministic"]:
         det["note"] = (f"the original differs between its own {repeats} launches on "
                        f"{len(det['original_nondeterministic'])} launch(es) (atomics?): there the candidate's "

@@ -237,9 +237,29 @@ def op_check(args):
         if torch.cuda.is_available() and not K.interpreting():
             torch.cuda.synchronize()
 
+    reversed_cand = _reversed_kernel(args["candidate_module"], name)
     return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
                                       list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
-                                      args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync)
+                                      args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,
+                                      run_reversed=None if reversed_cand is None
+                                      else (lambda c: K.launch(reversed_cand, c.args)))
+
+
+def _reversed_kernel(path, name):
+    """The candidate kernel with its programs in reverse order (gate_checks.reverse_program_order),
+    loaded the way the candidate is, from a copy of its module beside it; None when the kernel
+    never reads its program id."""
+    from kernelopt.worker import gate_checks
+    data = open(path, "rb").read()
+    k = next(k for k in parse_module(data.decode())["kernels"] if k["name"] == name)
+    s, e = k["source_span"]
+    text, replaced = gate_checks.reverse_program_order(data[s:e].decode())
+    if not replaced:
+        return None
+    reversed_path = path[:-3] + ".reversed.py" if path.endswith(".py") else path + ".reversed.py"
+    with open(reversed_path, "wb") as f:
+        f.write(data[:s] + text.encode() + data[e:])
+    return _kernel_from_module(reversed_path, name)
 
 
 def op_model_check(args):
