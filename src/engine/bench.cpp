@@ -7,6 +7,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "agents/profiler.hpp"
@@ -375,8 +376,14 @@ std::string markdown(const json& bench) {
   if (bench.contains("merged_from")) {
     md += "Merged from:\n";
     for (const auto& src : bench["merged_from"]) {
-      md += fmt::format("- `{}` (shard {}, {} problems)\n", src["dir"].get<std::string>(), src["shard"].get<std::string>(),
+      md += fmt::format("- `{}` (shard {}, {} problems)", src["dir"].get<std::string>(), src["shard"].get<std::string>(),
                         src["problems"].get<int>());
+      if (src.contains("replaced")) {  // a re-run merged over an earlier run (bench-merge --later-wins)
+        std::vector<std::string> names;
+        for (const auto& r : src["replaced"]) names.push_back(r["problem"].get<std::string>());
+        md += fmt::format("; its rows replace the earlier ones of {}", fmt::join(names, ", "));
+      }
+      md += "\n";
     }
     md += "\n";
   }
@@ -505,10 +512,11 @@ json run_bench(const BenchOptions& o) {
   return bench;
 }
 
-json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_dir, const std::string& shard) {
+json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_dir, const std::string& shard,
+                 bool later_wins) {
   if (bench_dirs.empty()) throw UserError("bench merge: no bench directories given");
-  std::vector<json> rows;
-  std::map<std::string, std::string> origin;  // problem -> the directory it came from
+  std::map<std::string, json> rows;                     // problem -> its row
+  std::map<std::string, std::size_t> origin;            // problem -> index of the input it came from
   json sources = json::array();
   for (const auto& dir : bench_dirs) {
     if (fs::exists(out_dir) && fs::exists(dir) && fs::equivalent(dir, out_dir)) {
@@ -525,18 +533,25 @@ json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_di
     if (!bench.contains("shard") || !bench.contains("problems")) {
       throw UserError(fmt::format("bench merge: {} is an unfinished bench (rerun it to finish, then merge)", file.string()));
     }
+    json source = {{"dir", dir.string()}, {"shard", bench["shard"]}, {"problems", bench["problems"].size()}};
     for (const auto& r : bench["problems"]) {
       const std::string name = r.value("problem", "");
-      auto [it, fresh] = origin.emplace(name, dir.string());
-      if (!fresh) {
-        throw UserError(fmt::format("bench merge: {} is in both {} and {}", name, it->second, dir.string()));
+      auto [it, fresh] = origin.emplace(name, sources.size());
+      if (!fresh && !later_wins) {
+        throw UserError(fmt::format("bench merge: {} is in both {} and {} (--later-wins takes the last)", name,
+                                    sources[it->second]["dir"].get<std::string>(), dir.string()));
       }
-      rows.push_back(r);
+      if (!fresh) {
+        source["replaced"].push_back({{"problem", name}, {"from", sources[it->second]["dir"]}});
+        it->second = sources.size();
+      }
+      rows[name] = r;
     }
-    sources.push_back({{"dir", dir.string()}, {"shard", bench["shard"]}, {"problems", bench["problems"].size()}});
+    sources.push_back(source);
   }
-  std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["problem"] < b["problem"]; });
-  json merged = {{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", shard}, {"merged_from", sources},
+  std::vector<json> sorted;  // by problem name (the map's order)
+  for (auto& [name, row] : rows) sorted.push_back(std::move(row));
+  json merged = {{"problems", sorted}, {"aggregate", aggregate(sorted)}, {"shard", shard}, {"merged_from", sources},
                  {"method", kMethod}};
   util::ensure_dir(out_dir);
   util::write_file_atomic(out_dir / "bench.json", merged.dump(1) + "\n");

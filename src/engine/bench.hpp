@@ -70,7 +70,9 @@ nlohmann::json run_bench(const BenchOptions& options);
 /// bench.json, an unfinished shard (its bench.json lacks "shard") or an out_dir that is one
 /// of the inputs is a UserError; nothing is written then. `shard` labels the result ("merged";
 /// `bench --gpus` gives the parent's i/n, so its output merges like a one-GPU shard's).
+/// With later_wins, a problem in several inputs is taken from the last one given (a re-run of
+/// failed problems merged over the first run), and its input's "replaced" list names it.
 nlohmann::json merge_bench(const std::vector<std::filesystem::path>& bench_dirs, const std::filesystem::path& out_dir,
-                           const std::string& shard = "merged");
+                           const std::string& shard = "merged", bool later_wins = false);
 
 }  // namespace kernelopt::engine

@@ -251,6 +251,23 @@ TEST(EngineBench, MergeRefusesDuplicatesUnfinishedMissingAndItsOwnInput) {
   EXPECT_FALSE(fs::exists(out / "bench.json"));  // nothing written on a refusal
 }
 
+TEST(EngineBench, MergeWithLaterWinsTakesARerunsRowAndSaysWhatItReplaced) {
+  fs::path first = bench_dir("f", {"level3/a.py", "level3/b.py"}, 1.0);
+  fs::path rerun = bench_dir("g", {"level3/b.py"}, 4.0);
+  fs::path out = fs::temp_directory_path() / ("ko_merge_out4_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  EXPECT_THROW(merge_bench({first, rerun}, out), UserError);  // still refused without it
+  const json merged = merge_bench({first, rerun}, out, "merged", true);
+  ASSERT_EQ(merged["problems"].size(), 2u);
+  EXPECT_EQ(merged["problems"][1]["problem"], "level3/b.py");
+  EXPECT_NEAR(merged["aggregate"]["overall"]["geomean_speedup"].get<double>(), 2.0, 1e-9);  // sqrt(1 * 4)
+  EXPECT_FALSE(merged["merged_from"][0].contains("replaced"));
+  EXPECT_EQ(merged["merged_from"][1]["replaced"],
+            json::parse(R"([{"problem": "level3/b.py", "from": ")" + first.string() + R"("}])"));
+  const std::string md = kernelopt::util::read_file(out / "bench.md");
+  EXPECT_NE(md.find("(shard 1/2, 1 problems); its rows replace the earlier ones of level3/b.py\n"), std::string::npos) << md;
+}
+
 TEST(EngineBench, MergeRendersOldRowsBesideRowsWithRoofline) {
   // an older shard: rows without "kernels" and "roofline"
   fs::path old = bench_dir("old", {"level1/x.py"}, 1.2);

@@ -9,11 +9,14 @@ namespace kernelopt::cli {
 Runner add_bench_merge(CLI::App& app) {
   auto dirs = std::make_shared<std::vector<std::filesystem::path>>();
   auto out = std::make_shared<std::filesystem::path>();
+  auto later_wins = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand("bench-merge", "merge finished bench directories (shards) into one report");
   sub->add_option("bench_dirs", *dirs, "bench directories, each with a finished bench.json")->required();
   sub->add_option("-o,--out", *out, "directory for the merged bench.json, bench.md, bench.html")->required();
-  return [dirs, out] {
-    auto bench = engine::merge_bench(*dirs, *out);
+  sub->add_flag("--later-wins", *later_wins,
+                "a problem in several directories is taken from the last one given (merge a re-run over a run)");
+  return [dirs, out, later_wins] {
+    auto bench = engine::merge_bench(*dirs, *out, "merged", *later_wins);
     const auto& a = bench["aggregate"]["overall"];
     std::printf("%d problems from %zu bench directories: geomean %.3fx vs torch.compile, %d improved, %d incorrect, "
                 "%d failed (see %s)\n",
