@@ -28,8 +28,8 @@ std::string seed_label(const json& run) {
   if (source == "stale") return fmt::format("seed {} (stale output)", seed);
   // a later launch on the same start, where the original itself differs between launches
   if (source == "repeat") return fmt::format("seed {} (repeat {})", seed, run.contains("repeat") ? text(run["repeat"]) : "?");
-  // the candidate's programs mapped in reverse order: a race between programs shows here
-  if (source == "reversed") return fmt::format("seed {} (programs in reverse order)", seed);
+  // the candidate's programs in two launches, one half after the other: a race between programs shows here
+  if (source == "halves") return fmt::format("seed {} ({})", seed, run.value("order", std::string("halves")));
   return fmt::format("seed {}", seed);
 }
 

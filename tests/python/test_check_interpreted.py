@@ -54,7 +54,7 @@ def test_softmax_reconfigured_matches(tmp_path):
     result = run_check("softmax_small", cand, name)
     assert [(r["source"], r["seed"]) for r in result["runs"]] == [
         ("synthetic", 0), ("synthetic", 1), ("synthetic", 2), ("stale", 0), ("stale", 1), ("stale", 2),
-        ("reversed", 0)]  # the candidate with its programs in reverse order (from a copy of its module)
+        ("halves", 0), ("halves", 0)]  # the candidate's programs in two launches, each half first once
     assert [r["stale_from_seed"] for r in result["runs"][3:6]] == [1, 2, 0]
     assert clean(result), result
     det = result["determinism"]

@@ -5,7 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from kernelopt.worker.gate_checks import (Call, check_launches, first_bit_difference,  # noqa: E402
-                                          reverse_program_order)
+                                          program_halves)
 
 NAMES = ["in_ptr0", "out_ptr0", "n"]
 
@@ -122,22 +122,33 @@ def test_launch_bytes_count_an_argument_updated_in_place_twice():
     assert launch_bytes(plain, [[out, bias, 0]]) == out.numel() * 4 + bias.numel() * 4
 
 
-def test_reverse_program_order_mirrors_every_axis_and_nothing_else():
-    src = ('@triton.jit\n'
-           'def k(out_ptr, n, B: tl.constexpr):\n'
-           '    note = "é → ü"; row = tl.program_id(0).to(tl.int64)\n'  # non-ASCII before a call: byte columns
-           '    col = tl.program_id(\n'
-           '        axis=1)\n'
-           '    tl.store(out_ptr + row * n + col, tl.num_programs(0))\n')
-    text, n = reverse_program_order(src)
-    assert n == 2
-    assert 'note = "é → ü"; row = (tl.num_programs(0) - 1 - tl.program_id(0)).to(tl.int64)' in text
-    assert "col = (tl.num_programs(axis=1) - 1 - tl.program_id(\n        axis=1))" not in text  # keyword: value only
-    assert "col = (tl.num_programs(1) - 1 - tl.program_id(\n        axis=1))" in text
-    assert text.endswith("tl.store(out_ptr + row * n + col, tl.num_programs(0))\n")
-    compile(text, "<reversed>", "exec")
-    plain = "def f(x):\n    return x + 1\n"
-    assert reverse_program_order(plain) == (plain, 0)
+def test_program_halves_wrap_the_kernel_body_in_one_half_of_the_grid():
+    src = ('import triton\nimport triton.language as tl\n\n\n'
+           '@triton.jit\n'
+           'def k(out_ptr, n,\n'
+           '      B: tl.constexpr):\n'
+           '    # a comment\n'
+           '    note = "é → ü"; row = tl.program_id(0)\n'
+           '    for i in range(2):\n'
+           '        tl.store(out_ptr + row * n + i, 1.0)\n'
+           '\n'
+           '\n'
+           'def host(x):\n'
+           '    return x\n')
+    upper, lower = program_halves(src, "k")
+    linear = ("(tl.program_id(0).to(tl.int64) + tl.program_id(1).to(tl.int64) * tl.num_programs(0).to(tl.int64) + "
+              "tl.program_id(2).to(tl.int64) * tl.num_programs(0).to(tl.int64) * tl.num_programs(1).to(tl.int64))")
+    half = "(tl.num_programs(0).to(tl.int64) * tl.num_programs(1).to(tl.int64) * tl.num_programs(2).to(tl.int64)) // 2"
+    assert upper == src.replace('    note = "é → ü"; row = tl.program_id(0)\n    for i in range(2):\n        tl.store',
+                                f'    if {linear} >= {half}:  # kernelopt gate 2: one half of the programs\n'
+                                '        note = "é → ü"; row = tl.program_id(0)\n        for i in range(2):\n'
+                                '            tl.store')
+    assert lower == upper.replace(f" >= {half}", f" < {half}")
+    assert upper.endswith("\n\n\ndef host(x):\n    return x\n")  # the host function is left alone
+    compile(upper, "<upper>", "exec")
+    assert program_halves(src, "host") is None  # never reads a program id
+    assert program_halves(src.replace("tl.store(out_ptr + row * n + i, 1.0)", "return"), "k") is None  # returns
+    assert program_halves(src, "missing") is None
 
 
 RACE = """
@@ -157,29 +168,35 @@ def rows(out_ptr, x_ptr, n, RACE: tl.constexpr, B: tl.constexpr):
 """
 
 
-def test_programs_in_reverse_order_catch_a_race_the_launch_order_hides(tmp_path):
-    # real kernels under the interpreter, which runs programs one after another, in order, as a GPU
-    # mostly does: the racing kernel passes the plain comparison and fails only with its programs reversed
+def test_halves_of_the_grid_catch_a_race_between_programs_that_launch_order_hides(tmp_path):
+    # real kernels under the interpreter, which runs programs one after another, in order: a race
+    # where a program clears the next row before writing its own passes the plain comparison (as on
+    # a GPU, where the programs of a small grid run side by side) and loses when the upper half of
+    # the programs runs first
     from kernelopt.worker.standalone import load_file
-    path = tmp_path / "race.py"
-    path.write_text(RACE)
-    kernel = load_file(str(path)).rows
-    mirrored = load_file(str(path), reverse_program_order(RACE)[0]).rows
-
-    def launcher(k, race):
-        return lambda c: k[(4,)](c.args[1], c.args[0], 5, RACE=race, B=8)
+    names = ["x_ptr", "out_ptr", "n"]
     recs = [(s, 0, "model", Call([torch.randn(4, 5, generator=torch.Generator().manual_seed(s)), torch.zeros(4, 5), 5]))
             for s in (0, 1)]
-    names = ["x_ptr", "out_ptr", "n"]
-    clean = check_launches(recs, launcher(kernel, False), launcher(kernel, False), names, 1e-4, 1e-4, repeats=1,
-                           run_reversed=launcher(mirrored, False))
-    raced = check_launches(recs, launcher(kernel, False), launcher(kernel, True), names, 1e-4, 1e-4, repeats=1,
-                           run_reversed=launcher(mirrored, True))
+
+    def check(race):
+        path = tmp_path / f"race{race}.py"
+        path.write_text(RACE)
+        kernel = load_file(str(path)).rows
+        upper, lower = (load_file(str(path), t).rows for t in program_halves(RACE, "rows"))
+
+        def launcher(k, r=race):
+            return lambda c: k[(4,)](c.args[1], c.args[0], 5, RACE=r, B=8)
+        return check_launches(recs, launcher(kernel, 0), launcher(kernel), names, 1e-4, 1e-4, repeats=1,
+                              halves=(launcher(upper), launcher(lower)))
+
+    def mismatches(result, order):
+        (run,) = [r for r in result["runs"] if r["source"] == "halves" and r["order"] == order]
+        assert run["seed"] == 0 and run["error"] is None  # the first seed only
+        return next(t for t in run["tensors"] if t["arg"] == "out_ptr")["mismatches"]
+    clean, raced = check(0), check(1)
     for r in (clean, raced):
-        assert [run["seed"] for run in r["runs"] if run["source"] == "reversed"] == [0]  # the first seed only
-        assert all(t["mismatches"] == 0 for run in r["runs"] if run["source"] != "reversed" for t in run["tensors"])
-    (rev,) = [run for run in raced["runs"] if run["source"] == "reversed"]
-    out = next(t for t in rev["tensors"] if t["arg"] == "out_ptr")
-    assert out["mismatches"] == 15  # rows 1-3, each cleared by the program of the row before, which ran after it
-    (rev_clean,) = [run for run in clean["runs"] if run["source"] == "reversed"]
-    assert all(t["mismatches"] == 0 for t in rev_clean["tensors"])
+        assert all(t["mismatches"] == 0 for run in r["runs"] if run["source"] != "halves" for t in run["tensors"])
+        assert len([run for run in r["runs"] if run["source"] == "halves"]) == 2
+    assert (mismatches(clean, "upper half first"), mismatches(clean, "lower half first")) == (0, 0)
+    # rows 2-3 are the upper half: row 2 written first, then cleared by row 1's program
+    assert (mismatches(raced, "upper half first"), mismatches(raced, "lower half first")) == (5, 0)

@@ -209,10 +209,13 @@ def test_check_identical_candidate_passes(tmp_path):
         r = check(cand, kernel)
         model = [run for run in r["runs"] if run["source"] == "model"]
         stale = [run for run in r["runs"] if run["source"] == "stale"]
-        assert len(model) + len(stale) == len(r["runs"]) and clean(r), r
+        halves = [run for run in r["runs"] if run["source"] == "halves"]
+        assert len(model) + len(stale) + len(halves) == len(r["runs"]) and clean(r), r
         assert [run["seed"] for run in model] == SEEDS and all(run["launch"] == 0 for run in model)
         # each launch again, its outputs holding the next seed's results (as an earlier call leaves them)
         assert [(run["seed"], run["stale_from_seed"]) for run in stale] == [(0, 1), (1, 2), (2, 0)]
+        # the first seed's launch again, the programs in two launches, each half first once
+        assert [(run["seed"], run["order"]) for run in halves] == [(0, "upper half first"), (0, "lower half first")]
     args = [t["arg"] for t in check(cand)["runs"][0]["tensors"]]
     # each argument, then the bytes outside each one's view: here only the guard tail of its copy
     assert args == ["x_ptr", "y_ptr", "out_ptr", "x_ptr (outside its view)", "y_ptr (outside its view)",
@@ -262,8 +265,8 @@ def test_check_stale_output_run_catches_a_kernel_that_skips_what_looks_computed(
 
 
 def test_check_candidate_differing_between_repeats_is_non_deterministic(tmp_path, monkeypatch):
-    # the interpreter runs programs one after another, so a race never shows on the CPU: the
-    # candidate's second launch is made to differ at the Python level, as a lost race would
+    # a result that differs from one launch to the next (float atomics in another order): the
+    # candidate's second launch is made to differ at the Python level, as such a race would
     from kernelopt.worker import standalone
     real = standalone._kernel_obj
     calls = {"n": 0}
@@ -282,7 +285,7 @@ def test_check_candidate_differing_between_repeats_is_non_deterministic(tmp_path
 
     monkeypatch.setattr(standalone, "_kernel_obj", lambda mod, name, path: Flaky(real(mod, name, path)))
     r = check(candidate(tmp_path, "axpy_kernel", AXPY_REWRITE))
-    assert clean(r) and calls["n"] == 3 * 3 + 3
+    assert clean(r) and calls["n"] == 3 * 3 + 3 + 2 * 2  # seeds x repeats, stale runs, two halves runs of two launches
     det = r["determinism"]
     assert det["repeats"] == 3 and det["launches_checked"] == 3 and not det["original_nondeterministic"]
     (line,) = det["failures"]

@@ -13,10 +13,11 @@ launch:
   - repeats: each launch R times on fresh copies; where the original's results are bit-identical
     across its R launches, the candidate's must be too ("determinism"); where they are not
     (atomics), the candidate's later repeats are compared at tolerance only ("repeat" runs);
-  - "reversed" runs: the first seed's launches again with the candidate's programs mapped in reverse
-    order (program i does program n-1-i's work, on every grid axis). A kernel whose programs are
-    independent computes the same; one whose programs race (a program touching another's data)
-    usually gets away with it on a GPU, where blocks start roughly in order, and is caught here.
+  - "halves" runs: the first seed's launches again, the candidate's programs split into two launches
+    (upper half, then lower half; and the other way round; program_halves). A kernel whose
+    programs are independent computes the same; one whose programs race (a program writing what
+    another reads or writes) usually gets away with it on a GPU, where the programs of a small grid
+    run side by side, and is caught where the halves meet.
 
 The engine decides from these numbers (src/verify/correctness_gate.cpp); nothing here decides.
 """
@@ -201,36 +202,59 @@ def _label(seed, source):
     return f"seed {seed}" + (" (synthetic)" if source == "synthetic" else "")
 
 
-def reverse_program_order(source):
-    """source with every `<lang>.program_id(axis)` call replaced by
-    `(<lang>.num_programs(axis) - 1 - <lang>.program_id(axis))`: the same programs, each doing the
-    work of its mirror image. Returns (text, number of calls replaced); text is source when none."""
-    tree = ast.parse(source)
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and n.func.attr == "program_id" and len(n.args) + len(n.keywords) == 1]
-    if not calls:
-        return source, 0
-    data = source.encode("utf-8")  # ast offsets are UTF-8 byte columns
-    line_starts = [0]
-    for line in data.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
+def _triton_language(tree):
+    """The name this module gives triton.language (`tl` in Inductor's kernels), or None."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((a.asname or a.name) for a in node.names if a.name == "triton.language" and a.asname)
+            if any(a.name == "triton" and not a.asname for a in node.names):
+                names.add("triton.language")
+        elif isinstance(node, ast.ImportFrom) and node.module == "triton":
+            names.update((a.asname or a.name) for a in node.names if a.name == "language")
+    return "tl" if "tl" in names else next(iter(sorted(names)), None)
 
-    def at(line, col):
-        return line_starts[line - 1] + col
-    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
-        start, end = at(call.lineno, call.col_offset), at(call.end_lineno, call.end_col_offset)
-        lang = ast.get_source_segment(source, call.func.value)
-        axis = ast.get_source_segment(source, call.args[0] if call.args else call.keywords[0].value)
-        original = data[start:end].decode("utf-8")
-        data = data[:start] + f"({lang}.num_programs({axis}) - 1 - {original})".encode("utf-8") + data[end:]
-    return data.decode("utf-8"), len(calls)
+
+def program_halves(source, kernel):
+    """Two copies of source in which the @triton.jit function `kernel` does its work only in the
+    upper, or only in the lower, half of its programs (numbered over every grid axis), the rest
+    doing nothing. Launching one copy after the other does the kernel's whole work, with every
+    program of one half finished before any program of the other starts: a result that depends on
+    which of two programs runs first shows where the halves meet. On a GPU, programs of a small
+    grid run side by side, so such a race rarely loses there otherwise.
+    Returns (upper_text, lower_text), or None where the kernel never reads its program id, returns
+    early, or its body cannot be indented."""
+    tree = ast.parse(source)
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    lang = _triton_language(tree)
+    if fn is None or lang is None or fn.body[0].lineno <= fn.lineno:
+        return None
+    inner = list(ast.walk(fn))
+    if any(isinstance(n, ast.Return) for n in inner) or not any(
+            isinstance(n, ast.Attribute) and n.attr == "program_id" for n in inner):
+        return None
+    lines = source.splitlines(keepends=True)
+    first, last = fn.body[0].lineno - 1, fn.end_lineno  # body lines, 0-based [first, last)
+    indent = " " * fn.body[0].col_offset
+    body = "".join(("    " + line) if line.strip() else line for line in lines[first:last])
+    if not body.endswith("\n"):
+        body += "\n"
+    pid = [f"{lang}.program_id({a}).to({lang}.int64)" for a in range(3)]
+    num = [f"{lang}.num_programs({a}).to({lang}.int64)" for a in range(3)]
+    linear = f"({pid[0]} + {pid[1]} * {num[0]} + {pid[2]} * {num[0]} * {num[1]})"
+    half = f"({num[0]} * {num[1]} * {num[2]}) // 2"
+
+    def copy(op):
+        head = f"{indent}if {linear} {op} {half}:  # kernelopt gate 2: one half of the programs\n"
+        return "".join(lines[:first]) + head + body + "".join(lines[last:])
+    return copy(">="), copy("<")
 
 
 def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAULT_REPEATS,
-                   sync=lambda: None, error_line=None, run_reversed=None):
+                   sync=lambda: None, error_line=None, halves=None):
     """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
     order; run_base(state)/run_cand(state) launch the original/candidate in place on a state;
-    run_reversed(state), when given, the candidate with its programs in reverse order.
+    halves, when given, is (run_upper, run_lower): the candidate's upper/lower half of programs.
     Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
     error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
     repeats = max(1, int(repeats))
@@ -278,13 +302,18 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
             both(run, stale_copy(rec, written[key], results[other_key], names), written[key])
             runs.append(run)
     runs.extend(repeat_runs)
-    if run_reversed is not None and records:  # the first seed's launches, programs in reverse order
+    if halves is not None and records:  # the first seed's launches, one half of the programs after the other
         first_seed, _, first_source, _ = records[0]
-        for seed, i, source, rec in records:
-            if (seed, source) == (first_seed, first_source):
-                run = {"seed": seed, "launch": i, "source": "reversed", "error": None, "tensors": []}
-                both(run, rec, candidate=run_reversed)
-                runs.append(run)
+        upper, lower = halves
+        for order, one, other in (("upper half first", upper, lower), ("lower half first", lower, upper)):
+            def in_halves(state, one=one, other=other):
+                one(state)
+                other(state)
+            for seed, i, source, rec in records:
+                if (seed, source) == (first_seed, first_source):
+                    run = {"seed": seed, "launch": i, "source": "halves", "order": order, "error": None, "tensors": []}
+                    both(run, rec, candidate=in_halves)
+                    runs.append(run)
     if det["original_nondeterministic"]:
         det["note"] = (f"the original differs between its own {repeats} launches on "
                        f"{len(det['original_nondeterministic'])} launch(es) (atomics?): there the candidate's "

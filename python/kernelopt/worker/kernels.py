@@ -63,6 +63,18 @@ def config_of(kernel):
     return dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
 
 
+def pin_config(copy, like):
+    """copy (a launcher loaded from a transformed copy of like's source) set to launch with the
+    config like chose, where it would otherwise choose again among several: Inductor's
+    CachingAutotuner after a run, or triton.autotune's Autotuner. Gate 2's two halves of a grid
+    must be cut from one grid."""
+    launchers = getattr(like, "launchers", None)
+    chosen = launchers[0].config if launchers else getattr(like, "best_config", None)
+    if chosen is not None and len(getattr(copy, "configs", None) or []) > 1 and not getattr(copy, "launchers", None):
+        copy.configs = [chosen]
+    return copy
+
+
 def launch(kernel, args, stream=None):
     """Launch kernel on args (tensors and numel ints, in the launch site's order)."""
     if interpreting():

@@ -237,29 +237,31 @@ def op_check(args):
         if torch.cuda.is_available() and not K.interpreting():
             torch.cuda.synchronize()
 
-    reversed_cand = _reversed_kernel(args["candidate_module"], name)
+    halves = _program_halves(args["candidate_module"], name)
     return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
                                       list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
                                       args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,
-                                      run_reversed=None if reversed_cand is None
-                                      else (lambda c: K.launch(reversed_cand, c.args)))
+                                      halves=halves and tuple((lambda c, k=k: K.launch(K.pin_config(k, cand), c.args))
+                                                              for k in halves))
 
 
-def _reversed_kernel(path, name):
-    """The candidate kernel with its programs in reverse order (gate_checks.reverse_program_order),
-    loaded the way the candidate is, from a copy of its module beside it; None when the kernel
-    never reads its program id."""
+def _program_halves(path, name):
+    """The candidate kernel's upper-half and lower-half copies (gate_checks.program_halves), each
+    loaded the way the candidate is, from a copy of its module beside it; None where there are none."""
     from kernelopt.worker import gate_checks
     data = open(path, "rb").read()
     k = next(k for k in parse_module(data.decode())["kernels"] if k["name"] == name)
     s, e = k["source_span"]
-    text, replaced = gate_checks.reverse_program_order(data[s:e].decode())
-    if not replaced:
+    texts = gate_checks.program_halves(data[s:e].decode(), name)
+    if texts is None:
         return None
-    reversed_path = path[:-3] + ".reversed.py" if path.endswith(".py") else path + ".reversed.py"
-    with open(reversed_path, "wb") as f:
-        f.write(data[:s] + text.encode() + data[e:])
-    return _kernel_from_module(reversed_path, name)
+    stem = path[:-3] if path.endswith(".py") else path
+    kernels = []
+    for half, text in zip(("upper", "lower"), texts):
+        with open(f"{stem}.{half}_half.py", "wb") as f:
+            f.write(data[:s] + text.encode() + data[e:])
+        kernels.append(_kernel_from_module(f"{stem}.{half}_half.py", name))
+    return kernels
 
 
 def op_model_check(args):

@@ -752,13 +752,14 @@ def op_check(args):
     cand = _kernel_obj(_load_cached(cand_path), name, cand_path)
     records = [(seed, i, "model", rec) for seed in s.seeds for i, rec in enumerate(s.launches_of(seed, name))]
     checks = _checks()
-    # the candidate with its programs in reverse order: the file's text transformed, loaded apart
-    reversed_text, replaced = checks.reverse_program_order(_read(cand_path))
-    reversed_cand = _kernel_obj(load_file(cand_path, reversed_text), name, cand_path) if replaced else None
+    from kernelopt.worker.kernels import pin_config  # imports torch, as _checks()
+    # the candidate's upper-half and lower-half copies (gate_checks.program_halves), loaded apart
+    texts = checks.program_halves(_read(cand_path), name)
+    halves = texts and [_kernel_obj(load_file(cand_path, t), name, cand_path) for t in texts]
     return checks.check_launches(records, lambda l: l.run(base), lambda l: l.run(cand), _arg_names(base),
                                  args.get("atol", 1e-4), args.get("rtol", 1e-4),
                                  args.get("repeats", checks.DEFAULT_REPEATS), lambda: _sync(s.device), _error_line,
-                                 run_reversed=None if reversed_cand is None else (lambda l: l.run(reversed_cand)))
+                                 halves=halves and tuple((lambda l, k=k: l.run(pin_config(k, cand))) for k in halves))
 
 
 def _model_runs(s, cand_mod, atol, rtol):
