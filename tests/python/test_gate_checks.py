@@ -149,6 +149,35 @@ def test_program_halves_wrap_the_kernel_body_in_one_half_of_the_grid():
     assert program_halves(src, "host") is None  # never reads a program id
     assert program_halves(src.replace("tl.store(out_ptr + row * n + i, 1.0)", "return"), "k") is None  # returns
     assert program_halves(src, "missing") is None
+    tabs = src.replace("    ", "\t")
+    compile(tabs, "<tabs>", "exec")
+    assert program_halves(tabs, "k") is None  # indented with tabs
+
+
+def test_halves_copies_launch_with_the_config_the_candidate_chose():
+    from types import SimpleNamespace as NS
+
+    from kernelopt.worker.kernels import pin_config
+
+    def cfg(x):
+        return NS(kwargs={"XBLOCK": x}, num_warps=4, num_stages=1)
+    chosen = cfg(64)
+    # Inductor: the candidate ran (one launcher left); a copy not yet compiled keeps only that config
+    copy = pin_config(NS(configs=[cfg(32), cfg(64)], launchers=[]), NS(launchers=[NS(config=chosen)]))
+    assert copy.configs == [chosen]
+    # a copy compiled when its module loaded (a launcher per config) keeps the chosen one's launcher
+    compiled = [NS(config=cfg(32)), NS(config=cfg(64)), NS(config=cfg(128))]
+    copy = pin_config(NS(configs=[cfg(32), cfg(64), cfg(128)], launchers=list(compiled)),
+                      NS(launchers=[NS(config=chosen)]))
+    assert copy.launchers == [compiled[1]]
+    # triton.autotune: the Autotuner's best config
+    copy = pin_config(NS(configs=[cfg(32), cfg(64)]), NS(best_config=chosen))
+    assert copy.configs == [chosen]
+    # one config already, or nothing chosen: left alone
+    one = NS(configs=[cfg(32)])
+    assert pin_config(one, NS(launchers=[NS(config=chosen)])).configs == [cfg(32)]
+    two = NS(configs=[cfg(32), cfg(64)])
+    assert pin_config(two, NS()).configs == [cfg(32), cfg(64)]
 
 
 RACE = """

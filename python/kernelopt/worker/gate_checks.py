@@ -223,7 +223,7 @@ def program_halves(source, kernel):
     which of two programs runs first shows where the halves meet. On a GPU, programs of a small
     grid run side by side, so such a race rarely loses there otherwise.
     Returns (upper_text, lower_text), or None where the kernel never reads its program id, returns
-    early, or its body cannot be indented."""
+    early, or its body cannot be indented (on one line with its def, or indented with tabs)."""
     tree = ast.parse(source)
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
     lang = _triton_language(tree)
@@ -235,6 +235,8 @@ def program_halves(source, kernel):
         return None
     lines = source.splitlines(keepends=True)
     first, last = fn.body[0].lineno - 1, fn.end_lineno  # body lines, 0-based [first, last)
+    if any(line[:len(line) - len(line.lstrip())].count("\t") for line in lines[first:last]):
+        return None  # tabs: four more spaces could make the indentation inconsistent
     indent = " " * fn.body[0].col_offset
     body = "".join(("    " + line) if line.strip() else line for line in lines[first:last])
     if not body.endswith("\n"):

@@ -70,9 +70,19 @@ def pin_config(copy, like):
     must be cut from one grid."""
     launchers = getattr(like, "launchers", None)
     chosen = launchers[0].config if launchers else getattr(like, "best_config", None)
-    if chosen is not None and len(getattr(copy, "configs", None) or []) > 1 and not getattr(copy, "launchers", None):
+    if chosen is None:
+        return copy
+    compiled = getattr(copy, "launchers", None) or []
+    if len(compiled) > 1:  # compiled when its module loaded, one launcher per config: keep the chosen one's
+        same = [launcher for launcher in compiled if _same_config(launcher.config, chosen)]
+        copy.launchers = same[:1] or compiled
+    elif not compiled and len(getattr(copy, "configs", None) or []) > 1:
         copy.configs = [chosen]
     return copy
+
+
+def _same_config(a, b):
+    return (a.kwargs, a.num_warps, a.num_stages) == (b.kwargs, b.num_warps, b.num_stages)
 
 
 def launch(kernel, args, stream=None):
