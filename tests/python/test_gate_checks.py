@@ -229,3 +229,17 @@ def test_halves_of_the_grid_catch_a_race_between_programs_that_launch_order_hide
     assert (mismatches(clean, "upper half first"), mismatches(clean, "lower half first")) == (0, 0)
     # rows 2-3 are the upper half: row 2 written first, then cleared by row 1's program
     assert (mismatches(raced, "upper half first"), mismatches(raced, "lower half first")) == (5, 0)
+
+
+def test_halves_are_loaded_and_run_only_for_a_candidate_that_passed_every_earlier_run():
+    asked = []
+
+    def halves():
+        asked.append(1)
+        return exact, exact
+    passing = check_launches(records(), exact, exact, NAMES, 1e-4, 1e-4, repeats=2, halves=halves)
+    assert len(asked) == 1 and [r["order"] for r in passing["runs"] if r["source"] == "halves"] == [
+        "upper half first", "lower half first"]
+    for cand in (bumping({1}), bumping({2})):  # wrong on its first launch; varying between repeats
+        r = check_launches(records(), exact, cand, NAMES, 1e-4, 1e-4, repeats=2, halves=halves)
+        assert len(asked) == 1 and not [run for run in r["runs"] if run["source"] == "halves"]

@@ -256,7 +256,9 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
                    sync=lambda: None, error_line=None, halves=None):
     """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
     order; run_base(state)/run_cand(state) launch the original/candidate in place on a state;
-    halves, when given, is (run_upper, run_lower): the candidate's upper/lower half of programs.
+    halves, when given, is (run_upper, run_lower), the candidate's upper/lower half of programs, or
+    a function returning them (or None), called only when every earlier run passed (loading the
+    copies compiles two kernels on a GPU: not spent on a candidate already rejected).
     Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
     error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
     repeats = max(1, int(repeats))
@@ -304,6 +306,8 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
             both(run, stale_copy(rec, written[key], results[other_key], names), written[key])
             runs.append(run)
     runs.extend(repeat_runs)
+    if callable(halves):
+        halves = None if det["failures"] or not _all_passed(runs) else halves()
     if halves is not None and records:  # the first seed's launches, one half of the programs after the other
         first_seed, _, first_source, _ = records[0]
         upper, lower = halves
@@ -321,6 +325,13 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
                        f"{len(det['original_nondeterministic'])} launch(es) (atomics?): there the candidate's "
                        f"repeats are compared at tolerance only")
     return {"atol": atol, "rtol": rtol, "repeats": repeats, "runs": runs, "determinism": det}
+
+
+def _all_passed(runs):
+    """No run raised and every tensor compared matched (the engine's own reading, done early)."""
+    return all(run["error"] is None and all(
+        t.get("mismatches", 1) == 0 and t.get("nan_mismatches", 1) == 0 and t.get("inf_mismatches", 1) == 0
+        for t in run["tensors"]) for run in runs)
 
 
 def _repeat(det, seed, i, source, rec, expected, got, both, names, atol, rtol, repeats):

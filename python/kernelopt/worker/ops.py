@@ -237,12 +237,13 @@ def op_check(args):
         if torch.cuda.is_available() and not K.interpreting():
             torch.cuda.synchronize()
 
-    halves = _program_halves(args["candidate_module"], name)
+    def halves():
+        copies = _program_halves(args["candidate_module"], name)
+        return copies and tuple((lambda c, k=k: K.launch(K.pin_config(k, cand), c.args)) for k in copies)
     return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
                                       list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
                                       args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,
-                                      halves=halves and tuple((lambda c, k=k: K.launch(K.pin_config(k, cand), c.args))
-                                                              for k in halves))
+                                      halves=halves)
 
 
 def _program_halves(path, name):

@@ -753,13 +753,15 @@ def op_check(args):
     records = [(seed, i, "model", rec) for seed in s.seeds for i, rec in enumerate(s.launches_of(seed, name))]
     checks = _checks()
     from kernelopt.worker.kernels import pin_config  # imports torch, as _checks()
-    # the candidate's upper-half and lower-half copies (gate_checks.program_halves), loaded apart
-    texts = checks.program_halves(_read(cand_path), name)
-    halves = texts and [_kernel_obj(load_file(cand_path, t), name, cand_path) for t in texts]
+
+    def halves():  # the candidate's upper-half and lower-half copies (gate_checks.program_halves), loaded apart
+        texts = checks.program_halves(_read(cand_path), name)
+        copies = texts and [_kernel_obj(load_file(cand_path, t), name, cand_path) for t in texts]
+        return copies and tuple((lambda l, k=k: l.run(pin_config(k, cand))) for k in copies)
     return checks.check_launches(records, lambda l: l.run(base), lambda l: l.run(cand), _arg_names(base),
                                  args.get("atol", 1e-4), args.get("rtol", 1e-4),
                                  args.get("repeats", checks.DEFAULT_REPEATS), lambda: _sync(s.device), _error_line,
-                                 halves=halves and tuple((lambda l, k=k: l.run(pin_config(k, cand))) for k in halves))
+                                 halves=halves)
 
 
 def _model_runs(s, cand_mod, atol, rtol):
