@@ -515,8 +515,7 @@ json run_bench(const BenchOptions& o) {
 json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_dir, const std::string& shard,
                  bool later_wins) {
   if (bench_dirs.empty()) throw UserError("bench merge: no bench directories given");
-  std::map<std::string, json> rows;                     // problem -> its row
-  std::map<std::string, std::size_t> origin;            // problem -> index of the input it came from
+  std::map<std::string, std::pair<json, size_t>> rows;  // problem -> its row, index of the input it came from
   json sources = json::array();
   for (const auto& dir : bench_dirs) {
     if (fs::exists(out_dir) && fs::exists(dir) && fs::equivalent(dir, out_dir)) {
@@ -536,21 +535,20 @@ json merge_bench(const std::vector<fs::path>& bench_dirs, const fs::path& out_di
     json source = {{"dir", dir.string()}, {"shard", bench["shard"]}, {"problems", bench["problems"].size()}};
     for (const auto& r : bench["problems"]) {
       const std::string name = r.value("problem", "");
-      auto [it, fresh] = origin.emplace(name, sources.size());
-      if (!fresh && !later_wins) {
+      auto [it, fresh] = rows.try_emplace(name, r, sources.size());
+      if (fresh) continue;
+      const json earlier = sources[it->second.second]["dir"];
+      if (!later_wins) {
         throw UserError(fmt::format("bench merge: {} is in both {} and {} (--later-wins takes the last)", name,
-                                    sources[it->second]["dir"].get<std::string>(), dir.string()));
+                                    earlier.get<std::string>(), dir.string()));
       }
-      if (!fresh) {
-        source["replaced"].push_back({{"problem", name}, {"from", sources[it->second]["dir"]}});
-        it->second = sources.size();
-      }
-      rows[name] = r;
+      source["replaced"].push_back({{"problem", name}, {"from", earlier}});
+      it->second = {r, sources.size()};
     }
     sources.push_back(source);
   }
   std::vector<json> sorted;  // by problem name (the map's order)
-  for (auto& [name, row] : rows) sorted.push_back(std::move(row));
+  for (auto& [name, row] : rows) sorted.push_back(std::move(row.first));
   json merged = {{"problems", sorted}, {"aggregate", aggregate(sorted)}, {"shard", shard}, {"merged_from", sources},
                  {"method", kMethod}};
   util::ensure_dir(out_dir);

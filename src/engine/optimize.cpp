@@ -143,7 +143,7 @@ size_t search_kernels(Context& ctx, const std::vector<artifact::Module>& modules
         for (size_t k = next++; k < order.size(); k = next++) search(c, order[k], static_cast<int>(i));
       } catch (...) {
         errors[i] = std::current_exception();
-        next = jobs.size();
+        next = order.size();
       }
       if (own) {  // its time counts whether or not its searches finished
         own->stop();

@@ -216,7 +216,7 @@ def test_halves_of_the_grid_catch_a_race_between_programs_that_launch_order_hide
         def launcher(k, r=race):
             return lambda c: k[(4,)](c.args[1], c.args[0], 5, RACE=r, B=8)
         return check_launches(recs, launcher(kernel, 0), launcher(kernel), names, 1e-4, 1e-4, repeats=1,
-                              halves=(launcher(upper), launcher(lower)))
+                              halves=lambda: (launcher(upper), launcher(lower)))
 
     def mismatches(result, order):
         (run,) = [r for r in result["runs"] if r["source"] == "halves" and r["order"] == order]

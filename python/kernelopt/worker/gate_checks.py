@@ -207,7 +207,7 @@ def _triton_language(tree):
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update((a.asname or a.name) for a in node.names if a.name == "triton.language" and a.asname)
+            names.update(a.asname for a in node.names if a.name == "triton.language" and a.asname)
             if any(a.name == "triton" and not a.asname for a in node.names):
                 names.add("triton.language")
         elif isinstance(node, ast.ImportFrom) and node.module == "triton":
@@ -256,9 +256,9 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
                    sync=lambda: None, error_line=None, halves=None):
     """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
     order; run_base(state)/run_cand(state) launch the original/candidate in place on a state;
-    halves, when given, is (run_upper, run_lower), the candidate's upper/lower half of programs, or
-    a function returning them (or None), called only when every earlier run passed (loading the
-    copies compiles two kernels on a GPU: not spent on a candidate already rejected).
+    halves, when given, is a function returning (run_upper, run_lower), the candidate's upper/lower
+    half of programs, or None; it is called only when every earlier run passed (loading the copies
+    compiles two kernels on a GPU: not spent on a candidate already rejected).
     Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
     error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
     repeats = max(1, int(repeats))
@@ -306,11 +306,10 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
             both(run, stale_copy(rec, written[key], results[other_key], names), written[key])
             runs.append(run)
     runs.extend(repeat_runs)
-    if callable(halves):
-        halves = None if det["failures"] or not _all_passed(runs) else halves()
-    if halves is not None and records:  # the first seed's launches, one half of the programs after the other
+    copies = halves() if halves is not None and not det["failures"] and _all_passed(runs) else None
+    if copies is not None and records:  # the first seed's launches, one half of the programs after the other
         first_seed, _, first_source, _ = records[0]
-        upper, lower = halves
+        upper, lower = copies
         for order, one, other in (("upper half first", upper, lower), ("lower half first", lower, upper)):
             def in_halves(state, one=one, other=other):
                 one(state)

@@ -237,9 +237,9 @@ def op_check(args):
         if torch.cuda.is_available() and not K.interpreting():
             torch.cuda.synchronize()
 
-    def halves():
-        copies = _program_halves(args["candidate_module"], name)
-        return copies and tuple((lambda c, k=k: K.launch(K.pin_config(k, cand), c.args)) for k in copies)
+    def halves():  # called after the candidate ran: the copies take the config it chose
+        copies = [K.pin_config(k, cand) for k in _program_halves(args["candidate_module"], name) or []]
+        return tuple((lambda c, k=k: K.launch(k, c.args)) for k in copies) or None
     return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
                                       list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
                                       args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,

@@ -334,17 +334,17 @@ def _adjacent_columns(fn):
     for call in ast.walk(fn):
         if not (isinstance(call, ast.Call) and _call_name(call) in ("tl.load", "tl.store") and call.args):
             continue
-        columns, reads_rows = 0, False
+        columns, reads_rows, mixed = 0, False, False
         for term in _terms(call.args[0]):
             names = {n.id for n in ast.walk(term) if isinstance(n, ast.Name)} & kinds.keys()
             reads_rows |= bool(names)
             if isinstance(term, ast.Name) and kinds.get(term.id, ("",))[0] == "column":
                 columns += 1
                 periods.append(kinds[term.id][1])
-            elif any(kinds[n][0] != "run" for n in names):
-                raise NotApplicable(f"the row is not contiguous and consecutive rows are not adjacent in "
-                                    f"`{ast.unparse(call.args[0])}`")
-        if columns > 1 or (columns == 0 and reads_rows):  # no row in the address: every row reads the same
+            else:  # a term reading rows other than through a run (xindex // K) moves with the row
+                mixed |= any(kinds[n][0] != "run" for n in names)
+        # one bare column term; none while rows are read: every row reads the same address
+        if mixed or columns > 1 or (columns == 0 and reads_rows):
             raise NotApplicable(f"the row is not contiguous and consecutive rows are not adjacent in "
                                 f"`{ast.unparse(call.args[0])}`")
     known = [p for p in periods if p is not None]

@@ -754,10 +754,10 @@ def op_check(args):
     checks = _checks()
     from kernelopt.worker.kernels import pin_config  # imports torch, as _checks()
 
-    def halves():  # the candidate's upper-half and lower-half copies (gate_checks.program_halves), loaded apart
-        texts = checks.program_halves(_read(cand_path), name)
-        copies = texts and [_kernel_obj(load_file(cand_path, t), name, cand_path) for t in texts]
-        return copies and tuple((lambda l, k=k: l.run(pin_config(k, cand))) for k in copies)
+    def halves():  # the upper-half and lower-half copies (gate_checks.program_halves), after the candidate ran
+        texts = checks.program_halves(_read(cand_path), name) or []
+        copies = [pin_config(_kernel_obj(load_file(cand_path, t), name, cand_path), cand) for t in texts]
+        return tuple((lambda l, k=k: l.run(k)) for k in copies) or None
     return checks.check_launches(records, lambda l: l.run(base), lambda l: l.run(cand), _arg_names(base),
                                  args.get("atol", 1e-4), args.get("rtol", 1e-4),
                                  args.get("repeats", checks.DEFAULT_REPEATS), lambda: _sync(s.device), _error_line,
