@@ -35,7 +35,12 @@ constexpr const char* kMethod =
     "buffers and outputs, each storage once; FLOPs = torch.utils.flop_counter.FlopCounterMode over one eager forward "
     "(matmuls, convolutions, attention; pointwise ops are not counted); peak = NVIDIA's datasheet fp32 dense figure "
     "for the device (not measured); gpu s = the worker's profile, check, model_check, bench and final_check requests, "
-    "compile s = its capture and compile requests, timed by the engine";
+    "compile s = its capture and compile requests, timed by the engine; host ms = torch.compile's end-to-end median "
+    "minus its median timed with the host's time to issue the call hidden (the GPU held busy before each start "
+    "event); GPU-alone speedup = the ratio of those hidden-host medians, torch.compile / optimized (1.0 when the "
+    "baseline was kept); ceiling = torch.compile ms / (torch.compile ms - the sum over its Triton kernels of their "
+    "time alone minus their limit, bytes / measured bandwidth or FLOPs / peak, whichever is longer): the speedup if "
+    "every Triton kernel reached its limit and all else stayed";
 
 std::string level_of(const fs::path& relative) {
   for (const auto& part : relative) {
@@ -181,6 +186,22 @@ json problem_roofline(const json& report, const json& kernels, double before_ms,
   return out;
 }
 
+/// The best end-to-end speedup kernelopt's contract allows the problem (see bench.hpp): every Triton kernel at
+/// its limit, everything else of the model call as torch.compile has it. 1.0 without a Triton kernel; null
+/// where the bandwidth or the baseline time is unknown.
+json kernel_ceiling(const json& kernels, double bandwidth, double peak_tflops, double baseline_ms) {
+  if (kernels.empty()) return 1.0;
+  if (bandwidth <= 0 || baseline_ms <= 0) return nullptr;
+  double saving = 0;
+  for (const auto& k : kernels) {
+    const double before = k["before_ms"].get<double>();
+    double limit = k["bytes"].get<double>() / (bandwidth * 1e6);  // GB/s * 1e6 = bytes per ms
+    if (peak_tflops > 0 && k["flops"].is_number()) limit = std::max(limit, k["flops"].get<double>() / (peak_tflops * 1e9));
+    saving += std::max(0.0, before - limit);  // a kernel already under its estimated limit saves nothing
+  }
+  return baseline_ms / std::max(baseline_ms - saving, 1e-9);
+}
+
 /// Candidates over the report's kernels: {screened, gated}.
 std::pair<int, int> candidates(const json& report) {
   int screened = 0, gated = 0;
@@ -248,6 +269,16 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
   const double baseline_ms = number_or(member(e, "baseline_ms"), "median", 0.0);
   const double after_ms = improved && correct ? number_or(member(e, "optimized_ms"), "median", 0.0) : baseline_ms;
   json roofline = problem_roofline(report, per_kernel, baseline_ms, after_ms);
+  const json ceiling = kernel_ceiling(per_kernel, measured_bandwidth(report),
+                                      agents::datasheet_fp32_tflops(string_or_empty(member(report, "versions"), "gpu")),
+                                      baseline_ms);
+  // GPU alone (host time hidden; absent under the interpreter and in older reports)
+  const json& gpu = member(e, "gpu_ms");
+  const double gpu_base = number_or(gpu, "baseline", 0.0), gpu_opt = number_or(gpu, "optimized", 0.0);
+  const bool have_gpu = gpu_base > 0 && gpu_opt > 0;
+  row.update({{"host_ms", have_gpu ? json(std::max(0.0, baseline_ms - gpu_base)) : json(nullptr)},
+              {"gpu_speedup", have_gpu ? json(improved && correct ? gpu_base / gpu_opt : 1.0) : json(nullptr)},
+              {"ceiling", ceiling}});
   row.update({{"status", !correct ? "incorrect" : improved ? "improved" : "baseline kept"},
               {"correct", correct},
               {"speedup", speedup},
@@ -306,6 +337,24 @@ json aggregate(const std::vector<json>& rows) {
       }
     }
     auto median_or_null = [](std::vector<double> v) { return v.empty() ? json(nullptr) : json(verify::median(v)); };
+    // what the model call costs apart from the kernels: the ceiling's geomean, torch.compile's host time
+    // and the speedup of the GPU time alone, over the rows that have each (older rows have none)
+    std::vector<double> ceilings, host, gpu_speedups;
+    for (const json* r : rs) {
+      if (const json v = number_or_null(*r, "ceiling"); v.is_number()) ceilings.push_back(v.get<double>());
+      if (const json v = number_or_null(*r, "host_ms"); v.is_number()) host.push_back(v.get<double>());
+      if (const json v = number_or_null(*r, "gpu_speedup"); v.is_number()) gpu_speedups.push_back(v.get<double>());
+    }
+    auto geomean_or_null = [](const std::vector<double>& v) {
+      double logs = 0;
+      for (double x : v) logs += std::log(x);
+      return v.empty() ? json(nullptr) : json(std::exp(logs / v.size()));
+    };
+    json limits = {{"ceiling_problems", ceilings.size()},
+                   {"ceiling_geomean", geomean_or_null(ceilings)},
+                   {"host_problems", host.size()},
+                   {"median_host_ms", median_or_null(host)},
+                   {"gpu_geomean_speedup", geomean_or_null(gpu_speedups)}};
     json roofline = {{"problems", before.size()},
                      {"median_fraction_before", median_or_null(before)},
                      {"median_fraction_after", median_or_null(after)},
@@ -339,7 +388,8 @@ json aggregate(const std::vector<json>& rows) {
                  {"candidates_gated", gated}};
     return json{{"problems", rs.size()}, {"geomean_speedup", rs.empty() ? 1.0 : std::exp(log_sum / rs.size())},
                 {"improved", improved}, {"incorrect", incorrect}, {"failed", failed},
-                {"no_triton_kernel", no_kernel}, {"fast_p", fast}, {"roofline", roofline}, {"cost", cost}};
+                {"no_triton_kernel", no_kernel}, {"fast_p", fast}, {"roofline", roofline}, {"limits", limits},
+                {"cost", cost}};
   };
   std::map<std::string, std::vector<const json*>> by_level;
   std::vector<const json*> all;
@@ -369,6 +419,11 @@ std::string seconds_or_dash(const json& seconds) {
   if (!seconds.is_number()) return "-";
   const double s = seconds.get<double>();
   return s < 10 ? fmt::format("{:.1f}", s) : fmt::format("{:.0f}", s);
+}
+
+/// A speedup: "1.234"; "-" where unknown.
+std::string ratio_or_dash(const json& ratio) {
+  return ratio.is_number() ? fmt::format("{:.3f}", ratio.get<double>()) : "-";
 }
 
 std::string markdown(const json& bench) {
@@ -407,6 +462,21 @@ std::string markdown(const json& bench) {
                       roof["e2e_problems"].get<int>(), roof.value("compute_bound", 0),
                       percent_before_after(roof["median_e2e_fraction_before"], roof["median_e2e_fraction_after"]));
   }
+  const json& limits = member(o, "limits");
+  if (number_or(limits, "ceiling_problems", 0) > 0) {
+    md += fmt::format("Ceiling (upper bound): if every Triton kernel ran at its limit (its bytes at the measured "
+                      "bandwidth) and the rest of the model call (vendor calls, the host's time to issue it) stayed as "
+                      "torch.compile has it, the geomean could reach {:.3f} ({} problems; per problem in the "
+                      "\"ceiling\" column). kernelopt rewrites only the Triton kernels.\n\n",
+                      limits["ceiling_geomean"].get<double>(), limits["ceiling_problems"].get<int>());
+  }
+  if (number_or(limits, "host_problems", 0) > 0) {
+    md += fmt::format("Host time per call that the L2 flush does not hide (end-to-end median minus the same call timed "
+                      "with the host's time hidden), torch.compile: median {:.4f} ms ({} problems); both the baseline "
+                      "and the optimized model pay it. Speedup of the GPU time alone: geomean {:.3f}.\n\n",
+                      limits["median_host_ms"].get<double>(), limits["host_problems"].get<int>(),
+                      limits["gpu_geomean_speedup"].get<double>());
+  }
   const json& cost = member(o, "cost");
   if (number_or(cost, "problems", 0) > 0) {
     md += fmt::format("Cost: GPU {} s in total, median {} s per problem ({} problems); compile {} s in total; wall {} s "
@@ -416,16 +486,17 @@ std::string markdown(const json& bench) {
                       seconds_or_dash(cost["total_wall_s"]), cost.value("candidates_screened", 0),
                       cost.value("candidates_gated", 0));
   }
-  md += "| level | problems | geomean | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
+  md += "| level | problems | geomean | ceiling | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
         "median % of bandwidth before → after | median % of roofline end to end before → after | "
         "GPU s median / total |\n";
-  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [level, s] : bench["aggregate"]["levels"].items()) {
     const auto& f = s["fast_p"];
     const json& lr = member(s, "roofline");
     const json& lc = member(s, "cost");
-    md += fmt::format("| {} | {} | {:.3f} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} / {} |\n", level,
-                      s["problems"].get<int>(), s["geomean_speedup"].get<double>(), s["improved"].get<int>(),
+    md += fmt::format("| {} | {} | {:.3f} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} / {} |\n", level,
+                      s["problems"].get<int>(), s["geomean_speedup"].get<double>(),
+                      ratio_or_dash(number_or_null(member(s, "limits"), "ceiling_geomean")), s["improved"].get<int>(),
                       f["fast_1.0"].get<double>(), f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(),
                       f["fast_2.0"].get<double>(),
                       percent_before_after(number_or_null(lr, "median_fraction_before"),
@@ -435,13 +506,13 @@ std::string markdown(const json& bench) {
                       seconds_or_dash(number_or_null(lc, "median_gpu_s")),
                       seconds_or_dash(number_or_null(lc, "total_gpu_s")));
   }
-  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | Triton kernels | "
-        "% of bandwidth before → after | min MB | GFLOP | bound | % of roofline end to end before → after | "
-        "wall s | GPU s | compile s | screened / gated |\n";
-  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
+  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | host ms | GPU-alone speedup | "
+        "ceiling | Triton kernels | % of bandwidth before → after | min MB | GFLOP | bound | "
+        "% of roofline end to end before → after | wall s | GPU s | compile s | screened / gated |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
   for (const auto& r : bench["problems"]) {
     if (r["status"] == "failed") {
-      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | | | | | {} | {} | {} | |\n",
+      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | | | | | | | | {} | {} | {} | |\n",
                         r["problem"].get<std::string>(), r["error"].get<std::string>(),
                         seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
                         seconds_or_dash(number_or_null(r, "compile_s")));
@@ -449,11 +520,15 @@ std::string markdown(const json& bench) {
     }
     const json& rr = member(r, "roofline");
     const json min_bytes = number_or_null(rr, "min_bytes"), flops = number_or_null(rr, "model_flops");
+    const json host = number_or_null(r, "host_ms");
     md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} | {} | {} | {} | {} | {} | {} | "
-                      "{} / {} |\n",
+                      "{} | {} | {} | {} / {} |\n",
                       r["problem"].get<std::string>(), r["status"] == "incorrect" ? "**INCORRECT** " : "",
                       r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
-                      r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(), r["triton_kernels"].get<int>(),
+                      r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(),
+                      host.is_number() ? fmt::format("{:.4f}", host.get<double>()) : "-",
+                      ratio_or_dash(number_or_null(r, "gpu_speedup")), ratio_or_dash(number_or_null(r, "ceiling")),
+                      r["triton_kernels"].get<int>(),
                       percent_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
                       min_bytes.is_number() ? fmt::format("{:.1f}", min_bytes.get<double>() / 1e6) : "-",
                       flops.is_number() ? fmt::format("{:.3g}", flops.get<double>() / 1e9) : "-",

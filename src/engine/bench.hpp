@@ -48,6 +48,14 @@ std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
 /// it, null when a limit is unknown), limit_ms (the roofline time: min_bytes / bandwidth or flops / peak),
 /// e2e_fraction_before/after = limit_ms / the model call's time (before: torch.compile's median; after: the
 /// optimized median when the row is "improved", else torch.compile's).
+/// "ceiling": the best end-to-end speedup kernelopt's contract allows (it rewrites only Triton kernels):
+/// torch.compile's median / (that median - the sum over the Triton kernels of their time alone minus their limit,
+/// bytes / measured bandwidth or FLOPs / peak, whichever is longer, never below 0); 1.0 without a Triton kernel,
+/// null without the measured bandwidth. An upper bound: a kernel's bytes count each storage once.
+/// From the report's end_to_end "gpu_ms" (the calls timed with the host's time to issue them hidden; absent
+/// under the interpreter): "host_ms" = torch.compile's end-to-end median minus its GPU-alone median (the host
+/// time the L2 flush does not hide, which a faster kernel cannot remove), "gpu_speedup" = GPU-alone baseline /
+/// optimized (1.0 when the baseline was kept); both null without "gpu_ms".
 /// Cost, from the report's "cost" (null in older reports): wall_s, gpu_s, compile_s (see report::cost_json);
 /// candidates_screened and candidates_gated over the report's kernels.
 /// Rows of older bench.json files lack "kernels", "roofline" and the cost fields; every reader tolerates that.
@@ -57,7 +65,9 @@ nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::
 /// "roofline": the median fraction_before and fraction_after over the problems that have both, the median
 /// e2e_fraction_before/after over the problems that have both (e2e_problems), compute_bound (count);
 /// "cost": median and total gpu_s, compile_s, wall_s over the rows that have each (problems = rows with
-/// gpu_s; null without any), candidates screened and gated in total.
+/// gpu_s; null without any), candidates screened and gated in total; "limits": ceiling_geomean over the rows
+/// with a ceiling (ceiling_problems), median_host_ms over the rows with host_ms (host_problems), and
+/// gpu_geomean_speedup over the rows with gpu_speedup; each null without such rows.
 nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
 
 /// Runs the selection; writes bench.json, bench.md and bench.html; returns bench.json. A row's wall_s is

@@ -856,6 +856,12 @@ report::EndToEnd final_check(Context& ctx, const RunDir& run_dir) {
   e.baseline_mean_ms = verify::mean(base);
   e.optimized_mean_ms = verify::mean(opt);
   e.speedup = verify::estimate_speedup(base, opt);
+  if (const json& g = res.value("gpu_samples_ms", json()); g.is_object()) {
+    auto median_of = [&](const char* name) { return g.contains(name) ? verify::median(samples(g[name])) : 0.0; };
+    e.gpu_eager_ms = median_of("eager");
+    e.gpu_baseline_ms = median_of("baseline");
+    e.gpu_optimized_ms = median_of("optimized");
+  }
   if (e.substituted < e.expected_substitutions) {
     e.why = fmt::format("only {} of {} optimized modules were substituted when Inductor recompiled", e.substituted,
                         e.expected_substitutions);

@@ -360,15 +360,16 @@ std::string legend(const json& rows) {
 
 std::string level_table(const json& agg) {
   std::string s =
-      "<table id=\"level-table\"><thead><tr><th>level</th><th>problems</th><th>geomean</th><th>improved</th>"
+      "<table id=\"level-table\"><thead><tr><th>level</th><th>problems</th><th>geomean</th><th>ceiling</th><th>improved</th>"
       "<th>incorrect</th><th>failed</th><th>fast_1.0</th><th>fast_1.1</th><th>fast_1.5</th><th>fast_2.0</th>"
       "<th>median % of bandwidth before → after</th><th>median % of roofline end to end before → after</th>"
       "<th>GPU s median / total</th></tr></thead><tbody>\n";
   auto row = [&](const std::string& name, const json& l, bool total) {
     const json fp = l.is_object() && l.contains("fast_p") ? l["fast_p"] : json::object();
-    s += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+    s += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
                      total ? " class=\"total\"" : "", html_escape(name), fmt_num(field(l, "problems"), "{:g}"),
-                     fmt_num(field(l, "geomean_speedup"), "{:.3f}"), fmt_num(field(l, "improved"), "{:g}"),
+                     fmt_num(field(l, "geomean_speedup"), "{:.3f}"),
+                     fmt_num(field(member(l, "limits"), "ceiling_geomean"), "{:.3f}"), fmt_num(field(l, "improved"), "{:g}"),
                      fmt_num(field(l, "incorrect"), "{:g}"), fmt_num(field(l, "failed"), "{:g}"));
     for (const char* k : {"fast_1.0", "fast_1.1", "fast_1.5", "fast_2.0"}) s += "<td>" + fmt_num(field(fp, k), "{:.2f}") + "</td>";
     const json& roof = member(l, "roofline");
@@ -389,7 +390,8 @@ std::string level_table(const json& agg) {
 std::string problem_table(const json& rows) {
   std::string s =
       "<table id=\"problem-table\" class=\"sortable\" data-rows=\"{}\"><thead><tr><th>problem</th><th>status</th>"
-      "<th>speedup</th><th>torch.compile ms</th><th>optimized ms</th><th>eager ms</th><th>Triton kernels</th>"
+      "<th>speedup</th><th>torch.compile ms</th><th>optimized ms</th><th>eager ms</th><th>host ms</th>"
+      "<th>GPU-alone speedup</th><th>ceiling</th><th>Triton kernels</th>"
       "<th>% of bandwidth before → after</th><th>min MB</th><th>GFLOP</th><th>bound</th>"
       "<th>% of roofline end to end before → after</th><th>wall s</th><th>GPU s</th><th>compile s</th>"
       "<th>screened / gated</th></tr></thead><tbody>\n";
@@ -405,11 +407,14 @@ std::string problem_table(const json& rows) {
       const auto min_bytes = field(roof, "min_bytes"), flops = field(roof, "model_flops");
       const auto screened = field(r, "candidates_screened"), gated = field(r, "candidates_gated");
       body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                          "<td>{}</td><td>{}</td><td>{}</td>"
                           "<td>{}</td><td>{}</td><td>{}</td><td class=\"e2e-roofline\">{}</td><td>{}</td>"
                           "<td class=\"gpu-s\">{}</td><td>{}</td><td>{}</td></tr>\n",
                           html_escape(text(r, "problem")), st, fmt_num(field(r, "speedup"), "{:.3f}"),
                           fmt_num(field(r, "baseline_ms"), "{:.4f}"), fmt_num(field(r, "optimized_ms"), "{:.4f}"),
-                          fmt_num(field(r, "eager_ms"), "{:.4f}"), fmt_num(field(r, "triton_kernels"), "{:g}"),
+                          fmt_num(field(r, "eager_ms"), "{:.4f}"), fmt_num(field(r, "host_ms"), "{:.4f}"),
+                          fmt_num(field(r, "gpu_speedup"), "{:.3f}"), fmt_num(field(r, "ceiling"), "{:.3f}"),
+                          fmt_num(field(r, "triton_kernels"), "{:g}"),
                           before_after(field(roof, "fraction_before"), field(roof, "fraction_after")),
                           min_bytes ? fmt::format("{:.1f}", *min_bytes / 1e6) : "",
                           flops ? fmt::format("{:.3g}", *flops / 1e9) : "", html_escape(text(roof, "bound")),

@@ -63,6 +63,9 @@ struct EndToEnd {
   double eager_mean_ms = 0, baseline_mean_ms = 0, optimized_mean_ms = 0;
   verify::SpeedupEstimate speedup;  ///< baseline / optimized
   int trials = 0;
+  /// The same calls timed with the host's time to issue them hidden (the GPU held busy before each start
+  /// event): medians, 0 = not measured (under the interpreter, older workers). e2e - these = host time.
+  double gpu_eager_ms = 0, gpu_baseline_ms = 0, gpu_optimized_ms = 0;
 };
 
 /// Worker ops whose time is the run's GPU time: profiling, gate 2 and gate 3 evidence, timing (screen

@@ -501,34 +501,107 @@ TEST(EngineBench, MergeCarriesCostAndProblemRooflineBesideOlderRows) {
   const std::string md = kernelopt::util::read_file(out / "bench.md");
   const std::string header = line_of(md, "| problem |");
   const auto columns = cells(header);
-  ASSERT_EQ(columns.size(), 16u) << header;
-  EXPECT_EQ(columns[8], "min MB");
-  EXPECT_EQ(columns[9], "GFLOP");
-  EXPECT_EQ(columns[10], "bound");
-  EXPECT_EQ(columns[11], "% of roofline end to end before → after");
-  EXPECT_EQ(columns[12], "wall s");
-  EXPECT_EQ(columns[13], "GPU s");
-  EXPECT_EQ(columns[14], "compile s");
-  EXPECT_EQ(columns[15], "screened / gated");
+  ASSERT_EQ(columns.size(), 19u) << header;
+  EXPECT_EQ(columns[6], "host ms");
+  EXPECT_EQ(columns[7], "GPU-alone speedup");
+  EXPECT_EQ(columns[8], "ceiling");
+  EXPECT_EQ(columns[11], "min MB");
+  EXPECT_EQ(columns[12], "GFLOP");
+  EXPECT_EQ(columns[13], "bound");
+  EXPECT_EQ(columns[14], "% of roofline end to end before → after");
+  EXPECT_EQ(columns[15], "wall s");
+  EXPECT_EQ(columns[16], "GPU s");
+  EXPECT_EQ(columns[17], "compile s");
+  EXPECT_EQ(columns[18], "screened / gated");
   const auto s = cells(line_of(md, "| level1/softmax.py |"));
-  ASSERT_EQ(s.size(), 16u);
-  EXPECT_EQ(s[7], "80% → 93%");
-  EXPECT_EQ(s[8], "268.4");  // MB
-  EXPECT_EQ(s[9], "0");      // GFLOP
-  EXPECT_EQ(s[10], "memory");
-  EXPECT_EQ(s[11], "46% → 51%");
-  EXPECT_EQ(s[12], "42");  // wall 41.5 s
-  EXPECT_EQ(s[13], "12");
-  EXPECT_EQ(s[14], "8.5");
-  EXPECT_EQ(s[15], "25 / 4");
+  ASSERT_EQ(s.size(), 19u);
+  EXPECT_EQ(s[6], "-");      // the fixture predates the GPU-alone timing
+  EXPECT_EQ(s[7], "-");
+  EXPECT_EQ(s[8], "1.134");  // 0.1369 / (0.1369 - (0.0797 - 0.0634))
+  EXPECT_EQ(s[10], "80% → 93%");
+  EXPECT_EQ(s[11], "268.4");  // MB
+  EXPECT_EQ(s[12], "0");      // GFLOP
+  EXPECT_EQ(s[13], "memory");
+  EXPECT_EQ(s[14], "46% → 51%");
+  EXPECT_EQ(s[15], "42");  // wall 41.5 s
+  EXPECT_EQ(s[16], "12");
+  EXPECT_EQ(s[17], "8.5");
+  EXPECT_EQ(s[18], "25 / 4");
   const auto o = cells(line_of(md, "| level1/x.py |"));
-  ASSERT_EQ(o.size(), 16u);
-  for (size_t i = 8; i <= 14; ++i) EXPECT_EQ(o[i], "-") << "column " << columns[i];
-  EXPECT_EQ(cells(line_of(md, "| level1/y_failed.py |")).size(), 16u);
+  ASSERT_EQ(o.size(), 19u);
+  for (size_t i : {6, 7, 8}) EXPECT_EQ(o[i], "-") << "column " << columns[i];
+  for (size_t i = 11; i <= 17; ++i) EXPECT_EQ(o[i], "-") << "column " << columns[i];
+  EXPECT_EQ(cells(line_of(md, "| level1/y_failed.py |")).size(), 19u);
   const auto level = cells(line_of(md, "| level1 |"));
   ASSERT_EQ(level.size(), cells(line_of(md, "| level |")).size());
-  EXPECT_EQ(level[9], "46% → 51%");
-  EXPECT_EQ(level[10], "12 / 12");
+  EXPECT_EQ(level[3], "1.134");  // ceiling: the one row that has one
+  EXPECT_EQ(level[10], "46% → 51%");
+  EXPECT_EQ(level[11], "12 / 12");
   EXPECT_NE(md.find("Cost: GPU 12 s in total, median 12 s per problem (1 problems)"), std::string::npos) << md;
   EXPECT_NE(md.find("pointwise ops are not counted"), std::string::npos);
+}
+
+namespace {
+
+// The softmax fixture's one kernel at its limit: its bytes at the measured bandwidth (0.0634 ms of 0.0797 ms).
+double softmax_ceiling() {
+  const double saving = kBeforeMs - kBytes / (kBandwidth * 1e6);
+  return kBaselineMs / (kBaselineMs - saving);
+}
+
+}  // namespace
+
+TEST(EngineBench, CeilingPutsEveryTritonKernelAtItsLimitAndKeepsTheRest) {
+  const json row = bench_row("level1/softmax.py", softmax_report(), "");
+  EXPECT_NEAR(row["ceiling"].get<double>(), softmax_ceiling(), 1e-12);
+  EXPECT_NEAR(row["ceiling"].get<double>(), 1.134, 1e-3);
+  // a kernel already faster than its byte count allows (it touches part of a storage) saves nothing
+  json fast = softmax_report();
+  fast["modules"][0]["kernels"][0]["profile"]["time_ms"] = 0.01;
+  EXPECT_DOUBLE_EQ(bench_row("level1/softmax.py", fast, "")["ceiling"].get<double>(), 1.0);
+  // FLOPs at the peak set the limit when they take longer than the bytes
+  json compute = softmax_report();
+  compute["versions"]["gpu"] = "NVIDIA H200";
+  compute["modules"][0]["kernels"][0]["profile"]["flops"] = 67e12 * 0.07e-3;  // 0.07 ms at 67 TFLOP/s
+  EXPECT_NEAR(bench_row("level1/softmax.py", compute, "")["ceiling"].get<double>(),
+              kBaselineMs / (kBaselineMs - (kBeforeMs - 0.07)), 1e-9);
+  // no Triton kernel: nothing to rewrite; no measured bandwidth: unknown
+  EXPECT_DOUBLE_EQ(bench_row("level1/c.py", report(false, true, 1.0, 0), "")["ceiling"].get<double>(), 1.0);
+  json unmeasured = softmax_report();
+  unmeasured["modules"][0]["bandwidth_gbps"] = 0.0;
+  EXPECT_TRUE(bench_row("level1/softmax.py", unmeasured, "")["ceiling"].is_null());
+}
+
+TEST(EngineBench, HostTimeAndGpuAloneSpeedupFromTheHiddenHostTiming) {
+  json report = softmax_report();
+  report["end_to_end"]["gpu_ms"] = {{"eager", 0.09}, {"baseline", 0.08}, {"optimized", 0.07}};
+  const json row = bench_row("level1/softmax.py", report, "");
+  EXPECT_NEAR(row["host_ms"].get<double>(), kBaselineMs - 0.08, 1e-12);
+  EXPECT_NEAR(row["gpu_speedup"].get<double>(), 0.08 / 0.07, 1e-12);
+  report["summary"]["improved"] = false;  // kept baseline: the GPU time is torch.compile's
+  EXPECT_DOUBLE_EQ(bench_row("level1/softmax.py", report, "")["gpu_speedup"].get<double>(), 1.0);
+  const json older = bench_row("level1/softmax.py", softmax_report(), "");
+  EXPECT_TRUE(older["host_ms"].is_null());
+  EXPECT_TRUE(older["gpu_speedup"].is_null());
+}
+
+TEST(EngineBench, AggregateLimitsOverTheRowsThatHaveThem) {
+  auto with = [](double ceiling, json host, json gpu_speedup) {
+    json row = bench_row("level1/a.py", report(true, true, 1.1, 1), "");
+    row["ceiling"] = ceiling;
+    row["host_ms"] = host;
+    row["gpu_speedup"] = gpu_speedup;
+    return row;
+  };
+  std::vector<json> rows = {with(1.0, 0.1, 1.0), with(4.0, 0.3, 1.21), with(2.0, nullptr, nullptr)};
+  rows.push_back(bench_row("level1/z.py", json(), "boom"));  // failed: no ceiling
+  const json l = aggregate(rows)["overall"]["limits"];
+  EXPECT_EQ(l["ceiling_problems"], 3);
+  EXPECT_NEAR(l["ceiling_geomean"].get<double>(), 2.0, 1e-12);  // (1 * 4 * 2)^(1/3)
+  EXPECT_EQ(l["host_problems"], 2);
+  EXPECT_NEAR(l["median_host_ms"].get<double>(), 0.2, 1e-12);
+  EXPECT_NEAR(l["gpu_geomean_speedup"].get<double>(), 1.1, 1e-12);  // sqrt(1.21)
+  const json none = aggregate({bench_row("level1/z.py", json(), "boom")})["overall"]["limits"];
+  EXPECT_TRUE(none["ceiling_geomean"].is_null());
+  EXPECT_TRUE(none["median_host_ms"].is_null());
 }

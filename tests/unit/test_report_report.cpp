@@ -78,3 +78,22 @@ TEST(Report, JsonAndMarkdownCarryTheProblemsWorkAndCost) {
       << md;
   EXPECT_NE(md.find("| final_check | 1 | 4.00 |"), std::string::npos);
 }
+
+TEST(Report, EndToEndCarriesTheGpuAloneTimesAndHostTimeWhenMeasured) {
+  Report r = with_cost();
+  r.end_to_end.baseline_ms = 0.236;
+  r.end_to_end.optimized_ms = 0.230;
+  r.end_to_end.eager_ms = 0.219;
+  EXPECT_FALSE(to_json(r)["end_to_end"].contains("gpu_ms"));  // not measured (interpreter, older workers)
+  EXPECT_EQ(to_markdown(to_json(r)).find("GPU alone ms"), std::string::npos);
+  r.end_to_end.gpu_eager_ms = 0.186;
+  r.end_to_end.gpu_baseline_ms = 0.122;
+  r.end_to_end.gpu_optimized_ms = 0.116;
+  const json j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["end_to_end"]["gpu_ms"]["baseline"].get<double>(), 0.122);
+  EXPECT_DOUBLE_EQ(j["end_to_end"]["gpu_ms"]["optimized"].get<double>(), 0.116);
+  const std::string md = to_markdown(j);
+  EXPECT_NE(md.find("| | median ms | mean ms | GPU alone ms | host ms |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| baseline_ms | 0.2360 | 0.0000 | 0.1220 | 0.1140 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| optimized_ms | 0.2300 | 0.0000 | 0.1160 | 0.1140 |"), std::string::npos) << md;
+}

@@ -445,11 +445,11 @@ def op_final_check(args):
                          "err_optimized": error_vs_reference(o, r), "err_baseline": error_vs_reference(b, r)})
         runs.append({"seed": seed, "outputs": outs})
     inputs = make_inputs(problem, loaded.problem_path, args["seeds"][0], device)
+    fns = {"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs), "optimized": lambda: loaded(*inputs)}
     with torch.no_grad():
-        samples = timing.interleaved({"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs),
-                                      "optimized": lambda: loaded(*inputs)},
-                                     trials=int(args.get("trials", 100)), warmup=3)
-    return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples}
+        samples = timing.interleaved(fns, trials=int(args.get("trials", 100)), warmup=3)
+        gpu_samples = timing.host_hidden(fns, trials=int(args.get("trials", 100)))
+    return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples, "gpu_samples_ms": gpu_samples}
 
 
 def _helion_export(args):

@@ -6,6 +6,8 @@ events. Variants are interleaved trial by trial, in rotating order, so drift
 in clocks or temperature hits them alike. Samples are returned raw; the
 engine computes medians and confidence intervals.
 """
+import time
+
 import torch
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
@@ -19,9 +21,11 @@ def flush_l2():
     _flush_buf.zero_()
 
 
-def time_once(fn, flush=True):
+def time_once(fn, flush=True, hold_cycles=0):
     if flush:
         flush_l2()
+    if hold_cycles:
+        torch.cuda._sleep(hold_cycles)  # the GPU waits here while the host issues fn's work
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     fn()
@@ -46,6 +50,50 @@ def interleaved(fns, trials, warmup=3, before=None):
             if before:
                 before(n)
             samples[n].append(time_once(fns[n]))
+    return samples
+
+
+_cycles_per_ms = None
+
+
+def _sleep_cycles_per_ms():
+    """GPU clock cycles torch.cuda._sleep spins per millisecond, measured once per worker."""
+    global _cycles_per_ms
+    if _cycles_per_ms is None:
+        cycles = 1_000_000
+        ms = sorted(time_once(lambda: torch.cuda._sleep(cycles), flush=False) for _ in range(5))[2]
+        _cycles_per_ms = cycles / ms
+    return _cycles_per_ms
+
+
+def host_ms(fn, calls=5):
+    """Median host time to issue one call of fn (the GPU idle at its start), ms."""
+    out = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e3)
+    torch.cuda.synchronize()
+    return sorted(out)[len(out) // 2]
+
+
+def host_hidden(fns, trials, warmup=1):
+    """{name: [ms per trial]} like `interleaved`, but before each start event the GPU is held busy for
+    twice the slowest variant's host time (plus 0.1 ms), so the start event fires only after the host
+    has issued the whole call: what the call costs the GPU, without the host time to issue it, which
+    the L2 flush hides only up to the flush's own duration. The difference to `interleaved` is the
+    host time that a faster kernel cannot remove."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    hold_ms = min(2 * max(host_ms(fn) for fn in fns.values()) + 0.1, 50.0)
+    hold = int(hold_ms * _sleep_cycles_per_ms())
+    names = list(fns)
+    samples = {n: [] for n in names}
+    for t in range(trials):
+        for n in names[t % len(names):] + names[:t % len(names)]:
+            samples[n].append(time_once(fns[n], hold_cycles=hold))
     return samples
 
 
