@@ -40,7 +40,8 @@ constexpr const char* kMethod =
     "event); GPU-alone speedup = the ratio of those hidden-host medians, torch.compile / optimized (1.0 when the "
     "baseline was kept); ceiling = torch.compile ms / (torch.compile ms - the sum over its Triton kernels of their "
     "time alone minus their limit, bytes / measured bandwidth or FLOPs / peak, whichever is longer): the speedup if "
-    "every Triton kernel reached its limit and all else stayed";
+    "every Triton kernel reached its limit and all else stayed; GPU-alone ceiling = the same over the GPU-alone "
+    "median (no host time at all)";
 
 std::string level_of(const fs::path& relative) {
   for (const auto& part : relative) {
@@ -186,20 +187,25 @@ json problem_roofline(const json& report, const json& kernels, double before_ms,
   return out;
 }
 
-/// The best end-to-end speedup kernelopt's contract allows the problem (see bench.hpp): every Triton kernel at
-/// its limit, everything else of the model call as torch.compile has it. 1.0 without a Triton kernel; null
-/// where the bandwidth or the baseline time is unknown.
-json kernel_ceiling(const json& kernels, double bandwidth, double peak_tflops, double baseline_ms) {
-  if (kernels.empty()) return 1.0;
-  if (bandwidth <= 0 || baseline_ms <= 0) return nullptr;
+/// What every Triton kernel at its limit would save per model call, ms (see bench.hpp's "ceiling"): over the
+/// kernels, their time alone minus their limit (bytes at the measured bandwidth, or FLOPs at the peak when that
+/// takes longer; never below 0). 0 without a Triton kernel; null where the bandwidth is unknown.
+json kernel_saving_ms(const json& kernels, double bandwidth, double peak_tflops) {
+  if (kernels.empty()) return 0.0;
+  if (bandwidth <= 0) return nullptr;
   double saving = 0;
   for (const auto& k : kernels) {
-    const double before = k["before_ms"].get<double>();
     double limit = k["bytes"].get<double>() / (bandwidth * 1e6);  // GB/s * 1e6 = bytes per ms
     if (peak_tflops > 0 && k["flops"].is_number()) limit = std::max(limit, k["flops"].get<double>() / (peak_tflops * 1e9));
-    saving += std::max(0.0, before - limit);  // a kernel already under its estimated limit saves nothing
+    saving += std::max(0.0, k["before_ms"].get<double>() - limit);  // already under its estimated limit: saves nothing
   }
-  return baseline_ms / std::max(baseline_ms - saving, 1e-9);
+  return saving;
+}
+
+/// The speedup of a call of `ms` that saves `saving` ms; null where either is unknown.
+json ceiling_of(double ms, const json& saving) {
+  if (ms <= 0 || !saving.is_number()) return nullptr;
+  return ms / std::max(ms - saving.get<double>(), 1e-9);
 }
 
 /// Candidates over the report's kernels: {screened, gated}.
@@ -269,16 +275,16 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
   const double baseline_ms = number_or(member(e, "baseline_ms"), "median", 0.0);
   const double after_ms = improved && correct ? number_or(member(e, "optimized_ms"), "median", 0.0) : baseline_ms;
   json roofline = problem_roofline(report, per_kernel, baseline_ms, after_ms);
-  const json ceiling = kernel_ceiling(per_kernel, measured_bandwidth(report),
-                                      agents::datasheet_fp32_tflops(string_or_empty(member(report, "versions"), "gpu")),
-                                      baseline_ms);
+  const json saving = kernel_saving_ms(per_kernel, measured_bandwidth(report),
+                                       agents::datasheet_fp32_tflops(string_or_empty(member(report, "versions"), "gpu")));
   // GPU alone (host time hidden; absent under the interpreter and in older reports)
   const json& gpu = member(e, "gpu_ms");
   const double gpu_base = number_or(gpu, "baseline", 0.0), gpu_opt = number_or(gpu, "optimized", 0.0);
   const bool have_gpu = gpu_base > 0 && gpu_opt > 0;
   row.update({{"host_ms", have_gpu ? json(std::max(0.0, baseline_ms - gpu_base)) : json(nullptr)},
               {"gpu_speedup", have_gpu ? json(improved && correct ? gpu_base / gpu_opt : 1.0) : json(nullptr)},
-              {"ceiling", ceiling}});
+              {"ceiling", ceiling_of(baseline_ms, saving)},
+              {"gpu_ceiling", have_gpu ? ceiling_of(gpu_base, saving) : json(nullptr)}});
   row.update({{"status", !correct ? "incorrect" : improved ? "improved" : "baseline kept"},
               {"correct", correct},
               {"speedup", speedup},
@@ -339,9 +345,10 @@ json aggregate(const std::vector<json>& rows) {
     auto median_or_null = [](std::vector<double> v) { return v.empty() ? json(nullptr) : json(verify::median(v)); };
     // what the model call costs apart from the kernels: the ceiling's geomean, torch.compile's host time
     // and the speedup of the GPU time alone, over the rows that have each (older rows have none)
-    std::vector<double> ceilings, host, gpu_speedups;
+    std::vector<double> ceilings, gpu_ceilings, host, gpu_speedups;
     for (const json* r : rs) {
       if (const json v = number_or_null(*r, "ceiling"); v.is_number()) ceilings.push_back(v.get<double>());
+      if (const json v = number_or_null(*r, "gpu_ceiling"); v.is_number()) gpu_ceilings.push_back(v.get<double>());
       if (const json v = number_or_null(*r, "host_ms"); v.is_number()) host.push_back(v.get<double>());
       if (const json v = number_or_null(*r, "gpu_speedup"); v.is_number()) gpu_speedups.push_back(v.get<double>());
     }
@@ -354,7 +361,8 @@ json aggregate(const std::vector<json>& rows) {
                    {"ceiling_geomean", geomean_or_null(ceilings)},
                    {"host_problems", host.size()},
                    {"median_host_ms", median_or_null(host)},
-                   {"gpu_geomean_speedup", geomean_or_null(gpu_speedups)}};
+                   {"gpu_geomean_speedup", geomean_or_null(gpu_speedups)},
+                   {"gpu_ceiling_geomean", geomean_or_null(gpu_ceilings)}};
     json roofline = {{"problems", before.size()},
                      {"median_fraction_before", median_or_null(before)},
                      {"median_fraction_after", median_or_null(after)},
@@ -426,6 +434,11 @@ std::string ratio_or_dash(const json& ratio) {
   return ratio.is_number() ? fmt::format("{:.3f}", ratio.get<double>()) : "-";
 }
 
+/// "1.134 / 1.250": the ceiling end to end / with the GPU alone; "1.134" where only the first is known.
+std::string ceiling_cell(const json& ceiling, const json& gpu_ceiling) {
+  return gpu_ceiling.is_number() ? ratio_or_dash(ceiling) + " / " + ratio_or_dash(gpu_ceiling) : ratio_or_dash(ceiling);
+}
+
 std::string markdown(const json& bench) {
   std::string md = "# kernelopt bench\n\n";
   if (bench.contains("merged_from")) {
@@ -473,9 +486,10 @@ std::string markdown(const json& bench) {
   if (number_or(limits, "host_problems", 0) > 0) {
     md += fmt::format("Host time per call that the L2 flush does not hide (end-to-end median minus the same call timed "
                       "with the host's time hidden), torch.compile: median {:.4f} ms ({} problems); both the baseline "
-                      "and the optimized model pay it. Speedup of the GPU time alone: geomean {:.3f}.\n\n",
+                      "and the optimized model pay it. Speedup of the GPU time alone: geomean {}; its ceiling "
+                      "(every Triton kernel at its limit, no host time at all): {}.\n\n",
                       limits["median_host_ms"].get<double>(), limits["host_problems"].get<int>(),
-                      limits["gpu_geomean_speedup"].get<double>());
+                      ratio_or_dash(limits["gpu_geomean_speedup"]), ratio_or_dash(limits["gpu_ceiling_geomean"]));
   }
   const json& cost = member(o, "cost");
   if (number_or(cost, "problems", 0) > 0) {
@@ -486,7 +500,7 @@ std::string markdown(const json& bench) {
                       seconds_or_dash(cost["total_wall_s"]), cost.value("candidates_screened", 0),
                       cost.value("candidates_gated", 0));
   }
-  md += "| level | problems | geomean | ceiling | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
+  md += "| level | problems | geomean | ceiling (end to end / GPU alone) | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
         "median % of bandwidth before → after | median % of roofline end to end before → after | "
         "GPU s median / total |\n";
   md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -496,7 +510,9 @@ std::string markdown(const json& bench) {
     const json& lc = member(s, "cost");
     md += fmt::format("| {} | {} | {:.3f} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} / {} |\n", level,
                       s["problems"].get<int>(), s["geomean_speedup"].get<double>(),
-                      ratio_or_dash(number_or_null(member(s, "limits"), "ceiling_geomean")), s["improved"].get<int>(),
+                      ceiling_cell(number_or_null(member(s, "limits"), "ceiling_geomean"),
+                                   number_or_null(member(s, "limits"), "gpu_ceiling_geomean")),
+                      s["improved"].get<int>(),
                       f["fast_1.0"].get<double>(), f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(),
                       f["fast_2.0"].get<double>(),
                       percent_before_after(number_or_null(lr, "median_fraction_before"),
@@ -507,7 +523,7 @@ std::string markdown(const json& bench) {
                       seconds_or_dash(number_or_null(lc, "total_gpu_s")));
   }
   md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | host ms | GPU-alone speedup | "
-        "ceiling | Triton kernels | % of bandwidth before → after | min MB | GFLOP | bound | "
+        "ceiling (end to end / GPU alone) | Triton kernels | % of bandwidth before → after | min MB | GFLOP | bound | "
         "% of roofline end to end before → after | wall s | GPU s | compile s | screened / gated |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
   for (const auto& r : bench["problems"]) {
@@ -527,7 +543,8 @@ std::string markdown(const json& bench) {
                       r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
                       r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(),
                       host.is_number() ? fmt::format("{:.4f}", host.get<double>()) : "-",
-                      ratio_or_dash(number_or_null(r, "gpu_speedup")), ratio_or_dash(number_or_null(r, "ceiling")),
+                      ratio_or_dash(number_or_null(r, "gpu_speedup")),
+                      ceiling_cell(number_or_null(r, "ceiling"), number_or_null(r, "gpu_ceiling")),
                       r["triton_kernels"].get<int>(),
                       percent_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
                       min_bytes.is_number() ? fmt::format("{:.1f}", min_bytes.get<double>() / 1e6) : "-",

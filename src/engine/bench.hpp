@@ -55,7 +55,8 @@ std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
 /// From the report's end_to_end "gpu_ms" (the calls timed with the host's time to issue them hidden; absent
 /// under the interpreter): "host_ms" = torch.compile's end-to-end median minus its GPU-alone median (the host
 /// time the L2 flush does not hide, which a faster kernel cannot remove), "gpu_speedup" = GPU-alone baseline /
-/// optimized (1.0 when the baseline was kept); both null without "gpu_ms".
+/// optimized (1.0 when the baseline was kept), "gpu_ceiling" = the ceiling over the GPU-alone median (what
+/// kernel rewrites could reach with no host time at all); all three null without "gpu_ms".
 /// Cost, from the report's "cost" (null in older reports): wall_s, gpu_s, compile_s (see report::cost_json);
 /// candidates_screened and candidates_gated over the report's kernels.
 /// Rows of older bench.json files lack "kernels", "roofline" and the cost fields; every reader tolerates that.
@@ -66,8 +67,8 @@ nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::
 /// e2e_fraction_before/after over the problems that have both (e2e_problems), compute_bound (count);
 /// "cost": median and total gpu_s, compile_s, wall_s over the rows that have each (problems = rows with
 /// gpu_s; null without any), candidates screened and gated in total; "limits": ceiling_geomean over the rows
-/// with a ceiling (ceiling_problems), median_host_ms over the rows with host_ms (host_problems), and
-/// gpu_geomean_speedup over the rows with gpu_speedup; each null without such rows.
+/// with a ceiling (ceiling_problems), median_host_ms over the rows with host_ms (host_problems),
+/// gpu_geomean_speedup and gpu_ceiling_geomean over the rows with each; each null without such rows.
 nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
 
 /// Runs the selection; writes bench.json, bench.md and bench.html; returns bench.json. A row's wall_s is

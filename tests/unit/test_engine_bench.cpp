@@ -504,7 +504,7 @@ TEST(EngineBench, MergeCarriesCostAndProblemRooflineBesideOlderRows) {
   ASSERT_EQ(columns.size(), 19u) << header;
   EXPECT_EQ(columns[6], "host ms");
   EXPECT_EQ(columns[7], "GPU-alone speedup");
-  EXPECT_EQ(columns[8], "ceiling");
+  EXPECT_EQ(columns[8], "ceiling (end to end / GPU alone)");
   EXPECT_EQ(columns[11], "min MB");
   EXPECT_EQ(columns[12], "GFLOP");
   EXPECT_EQ(columns[13], "bound");
@@ -517,7 +517,7 @@ TEST(EngineBench, MergeCarriesCostAndProblemRooflineBesideOlderRows) {
   ASSERT_EQ(s.size(), 19u);
   EXPECT_EQ(s[6], "-");      // the fixture predates the GPU-alone timing
   EXPECT_EQ(s[7], "-");
-  EXPECT_EQ(s[8], "1.134");  // 0.1369 / (0.1369 - (0.0797 - 0.0634))
+  EXPECT_EQ(s[8], "1.134");  // 0.1369 / (0.1369 - (0.0797 - 0.0634)); no GPU-alone time in the fixture
   EXPECT_EQ(s[10], "80% → 93%");
   EXPECT_EQ(s[11], "268.4");  // MB
   EXPECT_EQ(s[12], "0");      // GFLOP
@@ -578,22 +578,28 @@ TEST(EngineBench, HostTimeAndGpuAloneSpeedupFromTheHiddenHostTiming) {
   const json row = bench_row("level1/softmax.py", report, "");
   EXPECT_NEAR(row["host_ms"].get<double>(), kBaselineMs - 0.08, 1e-12);
   EXPECT_NEAR(row["gpu_speedup"].get<double>(), 0.08 / 0.07, 1e-12);
+  // with no host time at all, the same kernel saving weighs more
+  const double saving = kBeforeMs - kBytes / (kBandwidth * 1e6);
+  EXPECT_NEAR(row["gpu_ceiling"].get<double>(), 0.08 / (0.08 - saving), 1e-12);
+  EXPECT_GT(row["gpu_ceiling"].get<double>(), row["ceiling"].get<double>());
   report["summary"]["improved"] = false;  // kept baseline: the GPU time is torch.compile's
   EXPECT_DOUBLE_EQ(bench_row("level1/softmax.py", report, "")["gpu_speedup"].get<double>(), 1.0);
   const json older = bench_row("level1/softmax.py", softmax_report(), "");
   EXPECT_TRUE(older["host_ms"].is_null());
   EXPECT_TRUE(older["gpu_speedup"].is_null());
+  EXPECT_TRUE(older["gpu_ceiling"].is_null());
 }
 
 TEST(EngineBench, AggregateLimitsOverTheRowsThatHaveThem) {
-  auto with = [](double ceiling, json host, json gpu_speedup) {
+  auto with = [](double ceiling, json host, json gpu_speedup, json gpu_ceiling) {
     json row = bench_row("level1/a.py", report(true, true, 1.1, 1), "");
     row["ceiling"] = ceiling;
     row["host_ms"] = host;
     row["gpu_speedup"] = gpu_speedup;
+    row["gpu_ceiling"] = gpu_ceiling;
     return row;
   };
-  std::vector<json> rows = {with(1.0, 0.1, 1.0), with(4.0, 0.3, 1.21), with(2.0, nullptr, nullptr)};
+  std::vector<json> rows = {with(1.0, 0.1, 1.0, 1.5), with(4.0, 0.3, 1.21, 6.0), with(2.0, nullptr, nullptr, nullptr)};
   rows.push_back(bench_row("level1/z.py", json(), "boom"));  // failed: no ceiling
   const json l = aggregate(rows)["overall"]["limits"];
   EXPECT_EQ(l["ceiling_problems"], 3);
@@ -601,7 +607,34 @@ TEST(EngineBench, AggregateLimitsOverTheRowsThatHaveThem) {
   EXPECT_EQ(l["host_problems"], 2);
   EXPECT_NEAR(l["median_host_ms"].get<double>(), 0.2, 1e-12);
   EXPECT_NEAR(l["gpu_geomean_speedup"].get<double>(), 1.1, 1e-12);  // sqrt(1.21)
+  EXPECT_NEAR(l["gpu_ceiling_geomean"].get<double>(), 3.0, 1e-12);   // sqrt(1.5 * 6)
   const json none = aggregate({bench_row("level1/z.py", json(), "boom")})["overall"]["limits"];
   EXPECT_TRUE(none["ceiling_geomean"].is_null());
   EXPECT_TRUE(none["median_host_ms"].is_null());
+}
+
+TEST(EngineBench, MarkdownSaysTheCeilingAndTheHostTime) {
+  json report = softmax_report();
+  report["end_to_end"]["gpu_ms"] = {{"eager", 0.09}, {"baseline", 0.08}, {"optimized", 0.07}};
+  std::vector<json> rows = {bench_row("level1/softmax.py", report, "")};
+  fs::path in = fs::temp_directory_path() / ("ko_limits_in_" + std::to_string(::getpid()));
+  fs::path out = fs::temp_directory_path() / ("ko_limits_out_" + std::to_string(::getpid()));
+  fs::remove_all(in);
+  fs::remove_all(out);
+  fs::create_directories(in);
+  std::ofstream(in / "bench.json") << json{{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}}.dump();
+  merge_bench({in}, out);
+  const std::string md = kernelopt::util::read_file(out / "bench.md");
+  EXPECT_NE(md.find("stayed as torch.compile has it, the geomean could reach 1.134 (1 problems;"), std::string::npos) << md;
+  // host: 0.1369 - 0.08; GPU alone 0.08 / 0.07; its ceiling 0.08 / (0.08 - 0.0163)
+  EXPECT_NE(md.find("torch.compile: median 0.0569 ms (1 problems)"), std::string::npos) << md;
+  EXPECT_NE(md.find("Speedup of the GPU time alone: geomean 1.143; its ceiling (every Triton kernel at its limit, "
+                    "no host time at all): 1.254."),
+            std::string::npos)
+      << md;
+  const auto s = cells(line_of(md, "| level1/softmax.py |"));
+  ASSERT_EQ(s.size(), 19u);
+  EXPECT_EQ(s[6], "0.0569");
+  EXPECT_EQ(s[7], "1.143");
+  EXPECT_EQ(s[8], "1.134 / 1.254");
 }
