@@ -612,10 +612,11 @@ def _interleaved(fns, trials, warmup=3, before=None, device="cuda"):
             if before:
                 before(n)
             fns[n]()
+    from kernelopt.worker.timing import trial_orders
     samples = {n: [] for n in names}
+    orders = trial_orders(names)
     for t in range(trials):
-        order = names[t % len(names):] + names[:t % len(names)]
-        for n in order:
+        for n in orders[t % len(orders)]:
             if before:
                 before(n)
             start = time.perf_counter()

@@ -2,10 +2,13 @@
 
 Each trial writes a 256 MB buffer first (the H200's L2 is 50 MB, so nothing
 the timed call reads is still cached), then times one call between two CUDA
-events. Variants are interleaved trial by trial, in rotating order, so drift
-in clocks or temperature hits them alike. Samples are returned raw; the
+events. Variants are interleaved trial by trial, cycling through every order
+of them (`trial_orders`), so drift in clocks or temperature, and whatever one
+call leaves behind for the next, hits them alike. Samples are returned raw; the
 engine computes medians and confidence intervals.
 """
+import collections
+import itertools
 import time
 
 import torch
@@ -34,6 +37,42 @@ def time_once(fn, flush=True, hold_cycles=0):
     return start.elapsed_time(end)
 
 
+def trial_orders(names):
+    """The orders to cycle through, trial by trial. Up to four variants: every permutation, so each
+    variant runs first, and right after each other variant, equally often (a call right after a
+    heavy one, e.g. eager's many kernels, can find the host's caches cold; a plain rotation of
+    [eager, baseline, optimized] puts baseline after eager in two trials of three and optimized
+    after baseline). More variants (a screen of many candidates): the rotations."""
+    names = list(names)
+    if len(names) < 2 or len(names) > 4:
+        return [names[i:] + names[:i] for i in range(max(len(names), 1))]
+    perms = [list(p) for p in itertools.permutations(names)]
+    # chain the permutations so that the trial boundaries (the last call of one trial, the first of the
+    # next, wrapping around) also give each ordered pair of different variants equally often
+    per_pair = len(perms) // (len(names) * (len(names) - 1))
+    chain, used, boundary = [perms[0]], {0}, collections.Counter()
+
+    def extend():
+        if len(chain) == len(perms):
+            wrap = (chain[-1][-1], chain[0][0])
+            return wrap[0] != wrap[1] and boundary[wrap] < per_pair
+        for i, p in enumerate(perms):
+            pair = (chain[-1][-1], p[0])
+            if i in used or pair[0] == pair[1] or boundary[pair] >= per_pair:
+                continue
+            chain.append(p), used.add(i)
+            boundary[pair] += 1
+            if extend():
+                return True
+            chain.pop(), used.discard(i)
+            boundary[pair] -= 1
+        return False
+
+    if not extend():  # none exists: plain permutation order (within trials still balanced)
+        return perms
+    return chain
+
+
 def interleaved(fns, trials, warmup=3, before=None):
     """{name: [ms per trial]} for a dict of name -> zero-argument callables."""
     names = list(fns)
@@ -44,8 +83,9 @@ def interleaved(fns, trials, warmup=3, before=None):
             fns[n]()
     torch.cuda.synchronize()
     samples = {n: [] for n in names}
+    orders = trial_orders(names)
     for t in range(trials):
-        order = names[t % len(names):] + names[:t % len(names)]
+        order = orders[t % len(orders)]
         for n in order:
             if before:
                 before(n)
@@ -89,10 +129,10 @@ def host_hidden(fns, trials, warmup=1):
             fn()
     hold_ms = min(2 * max(host_ms(fn) for fn in fns.values()) + 0.1, 50.0)
     hold = int(hold_ms * _sleep_cycles_per_ms())
-    names = list(fns)
-    samples = {n: [] for n in names}
+    samples = {n: [] for n in fns}
+    orders = trial_orders(fns)
     for t in range(trials):
-        for n in names[t % len(names):] + names[:t % len(names)]:
+        for n in orders[t % len(orders)]:
             samples[n].append(time_once(fns[n], hold_cycles=hold))
     return samples
 
