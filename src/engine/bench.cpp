@@ -13,6 +13,7 @@
 #include "agents/profiler.hpp"
 #include "engine/optimize.hpp"
 #include "report/bench_html.hpp"
+#include "report/report.hpp"
 #include "util/fs.hpp"
 #include "verify/stats.hpp"
 
@@ -187,19 +188,17 @@ json problem_roofline(const json& report, const json& kernels, double before_ms,
   return out;
 }
 
-/// What every Triton kernel at its limit would save per model call, ms (see bench.hpp's "ceiling"): over the
-/// kernels, their time alone minus their limit (bytes at the measured bandwidth, or FLOPs at the peak when that
-/// takes longer; never below 0). 0 without a Triton kernel; null where the bandwidth is unknown.
+/// What every Triton kernel of the row at its limit would save per model call, ms (report::ceiling_saving_ms).
+/// 0 without a Triton kernel; null where the bandwidth is unknown.
 json kernel_saving_ms(const json& kernels, double bandwidth, double peak_tflops) {
   if (kernels.empty()) return 0.0;
   if (bandwidth <= 0) return nullptr;
-  double saving = 0;
+  std::vector<report::KernelWork> work;
   for (const auto& k : kernels) {
-    double limit = k["bytes"].get<double>() / (bandwidth * 1e6);  // GB/s * 1e6 = bytes per ms
-    if (peak_tflops > 0 && k["flops"].is_number()) limit = std::max(limit, k["flops"].get<double>() / (peak_tflops * 1e9));
-    saving += std::max(0.0, k["before_ms"].get<double>() - limit);  // already under its estimated limit: saves nothing
+    work.push_back({k["before_ms"].get<double>(), k["bytes"].get<double>(),
+                    k["flops"].is_number() ? k["flops"].get<double>() : 0.0});
   }
-  return saving;
+  return report::ceiling_saving_ms(work, bandwidth, peak_tflops);
 }
 
 /// The speedup of a call of `ms` that saves `saving` ms; null where either is unknown.

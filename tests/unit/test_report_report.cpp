@@ -97,3 +97,36 @@ TEST(Report, EndToEndCarriesTheGpuAloneTimesAndHostTimeWhenMeasured) {
   EXPECT_NE(md.find("| baseline_ms | 0.2360 | 0.0000 | 0.1220 | 0.1140 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| optimized_ms | 0.2300 | 0.0000 | 0.1160 | 0.1140 |"), std::string::npos) << md;
 }
+
+TEST(Report, CeilingSavesEachKernelsTimeAboveItsLimit) {
+  // 2 GB/s = 2e6 bytes per ms: a kernel of 1 ms over 1e6 bytes (limit 0.5 ms) saves 0.5 ms; one already under its
+  // limit saves nothing; FLOPs at 1 TFLOP/s (1e9 per ms) set the limit when that takes longer
+  EXPECT_DOUBLE_EQ(ceiling_saving_ms({{1.0, 1e6, 0}}, 2.0, 0), 0.5);
+  EXPECT_DOUBLE_EQ(ceiling_saving_ms({{0.25, 1e6, 0}}, 2.0, 0), 0.0);
+  EXPECT_DOUBLE_EQ(ceiling_saving_ms({{1.0, 1e6, 8e8}}, 2.0, 1.0), 0.2);
+  EXPECT_DOUBLE_EQ(ceiling_saving_ms({{1.0, 1e6, 0}, {0.5, 2e5, 0}}, 2.0, 0), 0.5 + 0.4);
+}
+
+TEST(Report, RunReportStatesItsCeiling) {
+  Report r = with_cost();
+  r.modules[0].bandwidth_gbps = 2.0;
+  r.modules[0].kernels[0].profile.time_ms = 1.0;  // limit 0.5 ms: saves 0.5
+  r.modules[0].kernels[0].profile.bytes = 1e6;
+  r.modules[0].kernels[1].profile.time_ms = 0.1;  // already under its limit
+  r.modules[0].kernels[1].profile.bytes = 1e6;
+  r.end_to_end.baseline_ms = 2.0;
+  EXPECT_FALSE(to_json(Report{})["end_to_end"].contains("ceiling"));  // no kernel, no time
+  json c = to_json(r)["end_to_end"]["ceiling"];
+  EXPECT_DOUBLE_EQ(c["saving_ms"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(c["end_to_end"].get<double>(), 2.0 / 1.5);
+  EXPECT_TRUE(c["gpu_alone"].is_null());
+  r.end_to_end.gpu_baseline_ms = 1.5;
+  r.end_to_end.gpu_optimized_ms = 1.4;
+  const json j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["end_to_end"]["ceiling"]["gpu_alone"].get<double>(), 1.5);
+  const std::string md = to_markdown(j);
+  EXPECT_NE(md.find("could be at most 1.333x faster end to end (1.500x with the GPU alone); kernelopt rewrites only "
+                    "the Triton kernels."),
+            std::string::npos)
+      << md;
+}
