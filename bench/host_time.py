@@ -9,31 +9,18 @@ For torch.compile(model) and the eager model of each problem, prints and writes 
   kernels        the kernels of one call and their durations (torch.profiler)
 e2e_ms - e2e_padded_ms is the host time that the flush does not hide; no kernel rewrite can remove it.
 """
-import sys, time, statistics, json, os
+import sys, statistics, json, os
 sys.path.insert(0, "python")
 import torch
 from kernelopt.worker.problem import load_problem, build_model, make_inputs
 from kernelopt.worker import timing
 
 def e2e(fn, trials=40, pad_cycles=0):
-    out = []
-    for _ in range(trials):
-        timing.flush_l2()
-        if pad_cycles:
-            torch.cuda._sleep(pad_cycles)
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
+    """Median of `trials` bench-style timings (timing.time_once: L2 flushed, then the GPU held for pad_cycles)."""
+    return statistics.median(timing.time_once(fn, hold_cycles=pad_cycles) for _ in range(trials))
 
 def cpu_us(fn, trials=40):
-    out = []
-    for _ in range(trials):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter(); fn(); t1 = time.perf_counter()
-        out.append((t1 - t0) * 1e6)
-    torch.cuda.synchronize()
-    return statistics.median(out)
+    return timing.host_ms(fn, calls=trials) * 1e3
 
 def kernels(fn):
     from torch.profiler import profile, ProfilerActivity

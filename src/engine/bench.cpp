@@ -40,8 +40,8 @@ constexpr const char* kMethod =
     "minus its median timed with the host's time to issue the call hidden (the GPU held busy before each start "
     "event); GPU-alone speedup = the ratio of those hidden-host medians, torch.compile / optimized (1.0 when the "
     "baseline was kept); ceiling = torch.compile ms / (torch.compile ms - the sum over its Triton kernels of their "
-    "time alone minus their limit, bytes / measured bandwidth or FLOPs / peak, whichever is longer): the speedup if "
-    "every Triton kernel reached its limit and all else stayed; GPU-alone ceiling = the same over the GPU-alone "
+    "time alone minus their limit, bytes / measured bandwidth): the speedup if every Triton kernel reached its "
+    "limit and all else stayed; GPU-alone ceiling = the same over the GPU-alone "
     "median (no host time at all)";
 
 std::string level_of(const fs::path& relative) {
@@ -190,21 +190,17 @@ json problem_roofline(const json& report, const json& kernels, double before_ms,
 
 /// What every Triton kernel of the row at its limit would save per model call, ms (report::ceiling_saving_ms).
 /// 0 without a Triton kernel; null where the bandwidth is unknown.
-json kernel_saving_ms(const json& kernels, double bandwidth, double peak_tflops) {
+json kernel_saving_ms(const json& kernels, double bandwidth) {
   if (kernels.empty()) return 0.0;
   if (bandwidth <= 0) return nullptr;
   std::vector<report::KernelWork> work;
-  for (const auto& k : kernels) {
-    work.push_back({k["before_ms"].get<double>(), k["bytes"].get<double>(),
-                    k["flops"].is_number() ? k["flops"].get<double>() : 0.0});
-  }
-  return report::ceiling_saving_ms(work, bandwidth, peak_tflops);
+  for (const auto& k : kernels) work.push_back({k["before_ms"].get<double>(), k["bytes"].get<double>()});
+  return report::ceiling_saving_ms(work, bandwidth);
 }
 
-/// The speedup of a call of `ms` that saves `saving` ms; null where either is unknown.
+/// report::ceiling of a call of `ms`; null where it or the saving is unknown.
 json ceiling_of(double ms, const json& saving) {
-  if (ms <= 0 || !saving.is_number()) return nullptr;
-  return ms / std::max(ms - saving.get<double>(), 1e-9);
+  return ms > 0 && saving.is_number() ? json(report::ceiling(ms, saving.get<double>())) : json(nullptr);
 }
 
 /// Candidates over the report's kernels: {screened, gated}.
@@ -274,8 +270,7 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
   const double baseline_ms = number_or(member(e, "baseline_ms"), "median", 0.0);
   const double after_ms = improved && correct ? number_or(member(e, "optimized_ms"), "median", 0.0) : baseline_ms;
   json roofline = problem_roofline(report, per_kernel, baseline_ms, after_ms);
-  const json saving = kernel_saving_ms(per_kernel, measured_bandwidth(report),
-                                       agents::datasheet_fp32_tflops(string_or_empty(member(report, "versions"), "gpu")));
+  const json saving = kernel_saving_ms(per_kernel, measured_bandwidth(report));
   // GPU alone (host time hidden; absent under the interpreter and in older reports)
   const json& gpu = member(e, "gpu_ms");
   const double gpu_base = number_or(gpu, "baseline", 0.0), gpu_opt = number_or(gpu, "optimized", 0.0);

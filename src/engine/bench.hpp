@@ -50,7 +50,7 @@ std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
 /// optimized median when the row is "improved", else torch.compile's).
 /// "ceiling": the best end-to-end speedup kernelopt's contract allows (it rewrites only Triton kernels):
 /// torch.compile's median / (that median - the sum over the Triton kernels of their time alone minus their limit,
-/// bytes / measured bandwidth or FLOPs / peak, whichever is longer, never below 0); 1.0 without a Triton kernel,
+/// bytes / measured bandwidth, never below 0: report::ceiling_saving_ms); 1.0 without a Triton kernel,
 /// null without the measured bandwidth. An upper bound: a kernel's bytes count each storage once.
 /// From the report's end_to_end "gpu_ms" (the calls timed with the host's time to issue them hidden; absent
 /// under the interpreter): "host_ms" = torch.compile's end-to-end median minus its GPU-alone median (the host

@@ -73,15 +73,16 @@ json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) 
                                                : "")}};
 }
 
-double ceiling_saving_ms(const std::vector<KernelWork>& kernels, double bandwidth_gbps, double peak_tflops) {
+double ceiling_saving_ms(const std::vector<KernelWork>& kernels, double bandwidth_gbps) {
   double saving = 0;
   for (const auto& k : kernels) {
-    double limit = bandwidth_gbps > 0 ? k.bytes / (bandwidth_gbps * 1e6) : 0.0;  // GB/s * 1e6 = bytes per ms
-    if (peak_tflops > 0 && k.flops > 0) limit = std::max(limit, k.flops / (peak_tflops * 1e9));
+    const double limit = bandwidth_gbps > 0 ? k.bytes / (bandwidth_gbps * 1e6) : 0.0;  // GB/s * 1e6 = bytes per ms
     saving += std::max(0.0, k.time_ms - limit);
   }
   return saving;
 }
+
+double ceiling(double ms, double saving_ms) { return ms / std::max(ms - saving_ms, 1e-9); }
 
 namespace {
 
@@ -92,15 +93,14 @@ json run_ceiling(const Report& r) {
   double bandwidth = 0;
   for (const auto& m : r.modules) {
     bandwidth = std::max(bandwidth, m.bandwidth_gbps);
-    // the profile counts no FLOPs per kernel: bytes set each kernel's limit
-    for (const auto& k : m.kernels) kernels.push_back({k.profile.time_ms, k.profile.bytes, 0.0});
+    for (const auto& k : m.kernels) kernels.push_back({k.profile.time_ms, k.profile.bytes});
   }
   const double base = r.end_to_end.baseline_ms, gpu = r.end_to_end.gpu_baseline_ms;
   if (kernels.empty() || bandwidth <= 0 || base <= 0) return nullptr;
-  const double saving = ceiling_saving_ms(kernels, bandwidth, 0.0);
+  const double saving = ceiling_saving_ms(kernels, bandwidth);
   return {{"saving_ms", saving},
-          {"end_to_end", base / std::max(base - saving, 1e-9)},
-          {"gpu_alone", gpu > 0 ? json(gpu / std::max(gpu - saving, 1e-9)) : json(nullptr)},
+          {"end_to_end", ceiling(base, saving)},
+          {"gpu_alone", gpu > 0 ? json(ceiling(gpu, saving)) : json(nullptr)},
           {"method", "every Triton kernel at its limit (its bytes at the measured bandwidth), the rest of the call as "
                      "torch.compile has it: torch.compile's median / (that median - the kernels' saving); gpu_alone "
                      "over its GPU-alone median"}};

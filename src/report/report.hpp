@@ -83,16 +83,18 @@ struct RunCost {
   int workers = 1;         ///< workers that searched kernels at once, one per GPU
 };
 
-/// One Triton kernel as the ceiling sees it: its time alone per model call, its bytes (the storages its
-/// launches take, each once) and FLOPs (0 = not counted).
+/// One Triton kernel as the ceiling sees it: its time alone per model call and its bytes (the storages its
+/// launches take, each once; the profile counts no FLOPs per kernel).
 struct KernelWork {
-  double time_ms = 0, bytes = 0, flops = 0;
+  double time_ms = 0, bytes = 0;
 };
 
 /// What every Triton kernel at its limit would save per model call, ms: over the kernels, the time minus the
-/// limit (bytes at bandwidth_gbps, or FLOPs at peak_tflops when that takes longer; never below 0: a kernel
-/// already under its estimated limit saves nothing). The ceiling of a call of T ms is T / (T - this).
-double ceiling_saving_ms(const std::vector<KernelWork>& kernels, double bandwidth_gbps, double peak_tflops);
+/// limit, its bytes at bandwidth_gbps (never below 0: a kernel already under its estimated limit saves nothing).
+double ceiling_saving_ms(const std::vector<KernelWork>& kernels, double bandwidth_gbps);
+
+/// The ceiling of a call of `ms` that could save `saving_ms`: ms / (ms - saving_ms).
+double ceiling(double ms, double saving_ms);
 
 struct Report {
   std::string problem, problem_hash, out_dir;

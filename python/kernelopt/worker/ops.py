@@ -446,9 +446,10 @@ def op_final_check(args):
         runs.append({"seed": seed, "outputs": outs})
     inputs = make_inputs(problem, loaded.problem_path, args["seeds"][0], device)
     fns = {"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs), "optimized": lambda: loaded(*inputs)}
+    trials = int(args.get("trials", 100))
     with torch.no_grad():
-        samples = timing.interleaved(fns, trials=int(args.get("trials", 100)), warmup=3)
-        gpu_samples = timing.host_hidden(fns, trials=int(args.get("trials", 100)))
+        samples = timing.interleaved(fns, trials=trials, warmup=3)
+        gpu_samples = timing.host_hidden(fns, trials=trials)
     return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples, "gpu_samples_ms": gpu_samples}
 
 

@@ -944,12 +944,12 @@ def op_final_check(args):
     fns = {"baseline": lambda: orig.launch(*inputs), "optimized": lambda: opt.launch(*inputs)}
     if has_ref:
         fns["eager"] = lambda: orig.reference(*inputs)
-    gpu_samples = None
+    gpu_samples, trials = None, int(args.get("trials", 100))
     with torch.no_grad():
-        samples = _interleaved(fns, trials=int(args.get("trials", 100)), warmup=3, device=device)
+        samples = _interleaved(fns, trials=trials, warmup=3, device=device)
         if _on_gpu(device):  # under the interpreter there is no host time apart from the kernels' to hide
             from kernelopt.worker import timing
-            gpu_samples = timing.host_hidden(fns, trials=int(args.get("trials", 100)))
+            gpu_samples = timing.host_hidden(fns, trials=trials)
     if not has_ref:
         samples["eager"] = list(samples["baseline"])
         if gpu_samples:

@@ -118,15 +118,13 @@ def host_ms(fn, calls=5):
     return sorted(out)[len(out) // 2]
 
 
-def host_hidden(fns, trials, warmup=1):
+def host_hidden(fns, trials):
     """{name: [ms per trial]} like `interleaved`, but before each start event the GPU is held busy for
     twice the slowest variant's host time (plus 0.1 ms), so the start event fires only after the host
     has issued the whole call: what the call costs the GPU, without the host time to issue it, which
     the L2 flush hides only up to the flush's own duration. The difference to `interleaved` is the
-    host time that a faster kernel cannot remove."""
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
+    host time that a faster kernel cannot remove. Called after `interleaved` timed the same calls, so
+    they are warm; measuring each one's host time calls it 5 more times before any timed trial."""
     hold_ms = min(2 * max(host_ms(fn) for fn in fns.values()) + 0.1, 50.0)
     hold = int(hold_ms * _sleep_cycles_per_ms())
     samples = {n: [] for n in fns}
