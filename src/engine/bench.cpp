@@ -260,6 +260,13 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
     return row;
   }
   const auto& e = report["end_to_end"];
+  if (!e.value("ran", true)) {
+    // the check could not run: nothing was judged incorrect (the emitted model is the baseline, unverified)
+    const std::string failure = e.value("failure", std::string());
+    row.update({{"status", "failed"}, {"error", failure.empty() ? e.value("why", std::string()) : failure},
+                {"speedup", 1.0}, {"correct", nullptr}, {"kernels", json::array()}, {"roofline", nullptr}});
+    return row;
+  }
   const bool correct = e.value("passed", false);
   const bool improved = report["summary"].value("improved", false);
   int kernels = 0;
@@ -522,7 +529,7 @@ std::string markdown(const json& bench) {
   md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
   for (const auto& r : bench["problems"]) {
     if (r["status"] == "failed") {
-      md += fmt::format("| {} | **failed**: {} | 1.000 | | | | | | | | | | | | | {} | {} | {} | |\n",
+      md += fmt::format("| {} | **failed** ({}) | 1.000 | | | | | | | | | | | | | {} | {} | {} | |\n",
                         r["problem"].get<std::string>(), r["error"].get<std::string>(),
                         seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
                         seconds_or_dash(number_or_null(r, "compile_s")));

@@ -41,6 +41,15 @@ json Context::request(const std::string& op, const json& args) {
 worker::Reply Context::ask(const std::string& op, const json& args) {
   json full = args;
   if (!base_args.is_null() && base_args.contains("input_kind")) full["input_kind"] = base_args["input_kind"];
+  worker::Reply r = worker.request(op, full, timeout_ms());
+  const json seeds = full.value("seeds", json());
+  if (r.ok() || r.kind != "out_of_memory" || !seeds.is_array() || seeds.size() < 2) return r;
+  // Fewer inputs alive at once: one seed's evidence is still evidence. The run's later ops on the captured
+  // session keep to that seed too; a problem that does not fit once fails with the device's own error.
+  spdlog::warn("    {} ran out of the device's memory on {} seeds; retrying on seed {} alone", op, seeds.size(),
+               seeds.front().dump());
+  if (base_args.is_object() && base_args.value("seeds", json()) == seeds) base_args["seeds"] = json::array({seeds.front()});
+  full["seeds"] = json::array({seeds.front()});
   return worker.request(op, full, timeout_ms());
 }
 
@@ -199,7 +208,13 @@ verify::Verdict KernelSearch::worker_failure(const std::string& gate, const work
   verify::Verdict v;
   v.gate = gate;
   v.passed = false;
-  v.reason = fmt::format("worker {}: {}", worker::to_string(r.status), r.error);
+  if (r.kind == "out_of_memory") {
+    // the device ran out, not the candidate: never a verdict on its correctness or speed
+    v.gate = "resource";
+    v.reason = "resource: " + r.error;
+  } else {
+    v.reason = fmt::format("worker {}: {}", worker::to_string(r.status), r.error);
+  }
   v.evidence = {{"status", worker::to_string(r.status)}, {"error", r.error}, {"traceback", r.traceback}};
   return v;
 }
@@ -828,9 +843,11 @@ report::EndToEnd final_check(Context& ctx, const RunDir& run_dir) {
                {"trials", ctx.options.gate_trials}};
   worker::Reply r = ctx.ask("final_check", args);
   if (!r.ok()) {
+    e.failure = r.kind == "out_of_memory" ? "out of memory: final_check" : r.error;
     e.why = "end-to-end check failed to run: " + r.error;
     return e;
   }
+  e.ran = true;
   const json& res = r.result;
   e.substituted = res["substituted"];
   auto manifest = json::parse(util::read_file(run_dir.path() / "manifest.json"));

@@ -138,7 +138,7 @@ json to_json(const Report& r) {
                        {"vendor_calls", m.vendor_calls}, {"kernels", ks}, {"stitch_decision", m.stitch_decision}});
   }
   const auto& e = r.end_to_end;
-  json e2e = {{"passed", e.passed}, {"why", e.why}, {"substituted", e.substituted},
+  json e2e = {{"passed", e.passed}, {"ran", e.ran}, {"failure", e.failure}, {"why", e.why}, {"substituted", e.substituted},
               {"expected_substitutions", e.expected_substitutions}, {"max_err_optimized", e.max_err_optimized},
               {"max_err_baseline", e.max_err_baseline}, {"mismatches", e.mismatches},
               {"eager_ms", {{"median", e.eager_ms}, {"mean", e.eager_mean_ms}}},

@@ -55,6 +55,8 @@ struct ModuleReport {
 
 struct EndToEnd {
   bool passed = false;           ///< outputs correct and every optimized module substituted
+  bool ran = false;              ///< the check ran to its verdict (false: it could not run; `why` says why)
+  std::string failure;           ///< when it could not run: "out of memory: final_check", or the worker's error
   std::string why;
   int substituted = 0, expected_substitutions = 0;
   double max_err_optimized = 0, max_err_baseline = 0;  ///< max |out - float64 eager| over seeds

@@ -86,6 +86,21 @@ TEST(EngineBench, KeptBaselineAndIncorrectRunsCountAsOne) {
   EXPECT_EQ(failed["level"], "level2");
 }
 
+TEST(EngineBench, ACheckThatCouldNotRunIsFailedWithItsCauseNeverIncorrect) {
+  json r = report(false, false, 1.0, 1);
+  r["end_to_end"]["ran"] = false;
+  r["end_to_end"]["failure"] = "out of memory: final_check";
+  auto row = bench_row("level1/a.py", r, "");
+  EXPECT_EQ(row["status"], "failed");
+  EXPECT_EQ(row["error"], "out of memory: final_check");
+  EXPECT_TRUE(row["correct"].is_null());
+  auto agg = aggregate({row});
+  EXPECT_EQ(agg["levels"]["level1"]["incorrect"], 0);
+  EXPECT_EQ(agg["levels"]["level1"]["failed"], 1);
+  r["end_to_end"]["ran"] = true;  // the check ran and failed: that, and only that, is incorrect
+  EXPECT_EQ(bench_row("level1/a.py", r, "")["status"], "incorrect");
+}
+
 TEST(EngineBench, AggregatesGeomeanImprovedAndFastP) {
   std::vector<json> rows = {bench_row("level1/a.py", report(true, true, 2.0, 1), ""),
                             bench_row("level1/b.py", report(true, true, 1.2, 2), ""),

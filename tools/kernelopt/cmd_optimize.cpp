@@ -97,6 +97,16 @@ int run_and_print(const engine::OptimizeOptions& o) {
   try {
     auto report = engine::optimize(o);
     std::printf("%s\n", report["summary"]["headline"].get<std::string>().c_str());
+    const auto& e = report["end_to_end"];
+    if (!e.value("ran", true)) {
+      std::fprintf(stderr, "kernelopt: the end-to-end check could not run (%s); the baseline was kept, unverified\n",
+                   e.value("failure", std::string("?")).c_str());
+      return kExitCheckFailed;
+    }
+    if (!e.value("passed", false)) {
+      std::fprintf(stderr, "kernelopt: the end-to-end check did not pass: %s\n", e.value("why", std::string()).c_str());
+      return kExitCheckFailed;
+    }
     return 0;
   } catch (const engine::WaitingForAnswers& e) {
     std::fprintf(stderr, "kernelopt: %s\n", e.what());

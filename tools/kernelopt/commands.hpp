@@ -13,6 +13,7 @@ using Runner = std::function<int()>;
 
 /// Exit status of a run that stopped to wait for LLM answers (relay); `kernelopt resume` continues it.
 inline constexpr int kExitWaiting = 75;  // EX_TEMPFAIL: try again later
+inline constexpr int kExitCheckFailed = 4;  // the run finished, but its end-to-end check did not pass or run
 
 Runner add_optimize(CLI::App& app);
 Runner add_optimize_kernel(CLI::App& app);

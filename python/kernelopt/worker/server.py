@@ -67,26 +67,69 @@ def main():
                                         "kind": "protocol"}) + "\n")
             continue
         op = table.get(req.get("op"))
+        out_of_memory = False
         if op is None:
             resp = {"id": rid, "ok": False, "error": f"unknown op {req.get('op')!r}", "kind": "protocol"}
         else:
             try:
+                _inject_oom(req.get("op"))
                 resp = {"id": rid, "ok": True, "result": op(req.get("args") or {})}
             except Exception as exc:  # errors are data for the engine
-                if _context_lost(exc):
+                out_of_memory = _out_of_memory(exc)
+                if out_of_memory:
+                    # the device's memory, not the candidate: say so (the engine retries with less at once)
+                    resp = {"id": rid, "ok": False, "kind": "out_of_memory",
+                            "error": f"out of memory in {req.get('op')}: {_message(exc)}"}
+                elif _context_lost(exc):
                     # a sticky CUDA error: every later op of this process would fail with it and be
                     # blamed on the wrong candidate; die now, as a segfault would, so the engine
                     # records a worker crash for this request and starts a fresh worker
                     sys.stderr.write(f"kernelopt worker: CUDA context lost during {req.get('op')}: {_message(exc)}\n")
                     sys.stderr.flush()
                     os._exit(CONTEXT_LOST_EXIT)
-                resp = {"id": rid, "ok": False, "error": _message(exc),
-                        "kind": getattr(exc, "kind", "exception"),
-                        "traceback": traceback.format_exc(limit=8)}
+                else:
+                    resp = {"id": rid, "ok": False, "error": _message(exc),
+                            "kind": getattr(exc, "kind", "exception"),
+                            "traceback": traceback.format_exc(limit=8)}
         proto_out.write(json.dumps(resp, default=_json_default) + "\n")
+        if out_of_memory:
+            _release_memory()  # outside the handler: the exception's frames no longer hold the op's tensors
 
 
 CONTEXT_LOST_EXIT = 70
+_injected_ooms = {}
+
+
+def _inject_oom(op):
+    """KERNELOPT_FAULT_OOM=OP[:N] makes the first N requests of OP (every one without N) fail as the device
+    running out of memory would: the engine's handling of it is tested on machines with memory to spare."""
+    spec = os.environ.get("KERNELOPT_FAULT_OOM", "")
+    name, _, count = spec.partition(":")
+    if not name or name != op:
+        return
+    done = _injected_ooms.get(op, 0)
+    if count and done >= int(count):
+        return
+    _injected_ooms[op] = done + 1
+    raise MemoryError(f"injected by KERNELOPT_FAULT_OOM ({done + 1}{'/' + count if count else ''})")
+
+
+def _out_of_memory(exc):
+    if isinstance(exc, MemoryError):
+        return True
+    torch = sys.modules.get("torch")
+    oom = getattr(torch, "OutOfMemoryError", None) if torch else None
+    return (oom is not None and isinstance(exc, oom)) or "CUDA out of memory" in str(exc)
+
+
+def _release_memory():
+    """Drops what a failed op left (its traceback's frames hold its tensors) and the allocator's cache."""
+    import gc
+    sys.last_traceback = sys.last_value = None
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
 # CUDA errors after which the context is unusable (cudaErrorIllegalAddress and friends are "sticky")
 _STICKY = ("illegal memory access", "illegal instruction", "misaligned address", "unspecified launch failure",
            "device-side assert triggered", "hardware stack error", "an illegal address")
