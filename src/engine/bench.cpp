@@ -251,6 +251,9 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
   // wall_s with its own measurement for a run it made
   const json& cost = member(report, "cost");
   const auto [screened, gated] = candidates(report);
+  const json& memory = member(report, "memory");
+  row.update({{"peak_gb", number_or_null(memory, "peak_gb")}, {"working_set_gb", number_or_null(memory, "working_set_gb")},
+              {"memory_factor", number_or_null(memory, "factor")}});
   row.update({{"wall_s", number_or_null(cost, "wall_s")}, {"gpu_s", number_or_null(cost, "gpu_s")},
               {"compile_s", number_or_null(cost, "compile_s")}, {"candidates_screened", screened},
               {"candidates_gated", gated}});

@@ -82,6 +82,7 @@ void add_request_times(std::map<std::string, worker::RequestTime>& into,
   for (const auto& [op, t] : from) {
     into[op].requests += t.requests;
     into[op].seconds += t.seconds;
+    into[op].peak_bytes = std::max(into[op].peak_bytes, t.peak_bytes);
   }
 }
 

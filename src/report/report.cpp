@@ -51,12 +51,17 @@ double seconds_of(const RunCost& c, const char* const* ops, size_t n) {
 
 json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) {
   json requests = json::object();
-  double worker_s = 0;
+  double worker_s = 0, peak = -1;
+  std::string peak_op;
   for (const auto& [op, t] : c.requests) {
-    requests[op] = {{"requests", t.requests}, {"seconds", t.seconds}};
+    requests[op] = {{"requests", t.requests}, {"seconds", t.seconds},
+                    {"peak_gb", t.peak_bytes >= 0 ? json(t.peak_bytes / 1e9) : json(nullptr)}};
     worker_s += t.seconds;
+    if (t.peak_bytes > peak) peak = t.peak_bytes, peak_op = op;
   }
   return {{"wall_s", c.wall_s},
+          {"peak_gb", peak >= 0 ? json(peak / 1e9) : json(nullptr)},
+          {"peak_op", peak >= 0 ? json(peak_op) : json(nullptr)},
           {"gpu_s", seconds_of(c, kGpuOps, std::size(kGpuOps))},
           {"compile_s", seconds_of(c, kCompileOps, std::size(kCompileOps))},
           {"worker_s", worker_s},
@@ -72,6 +77,23 @@ json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) 
                                  c.workers > 1 ? fmt::format("; summed over {} workers searching at once", c.workers)
                                                : "")}};
 }
+
+namespace {
+
+/// The run's peak device memory against the problem's working set (one eager forward's): the factor
+/// that the memory budget is about. Nulls where either was not measured (CPU, older workers).
+json memory_json(const json& cost, const json& work) {
+  const json peak = cost.value("peak_gb", json());
+  const json ws = work.is_object() && work.contains("working_set_bytes") ? json(work["working_set_bytes"].get<double>() / 1e9)
+                                                                           : json(nullptr);
+  const bool both = peak.is_number() && ws.is_number() && ws.get<double>() > 0;
+  return {{"peak_gb", peak}, {"peak_op", cost.value("peak_op", json())}, {"working_set_gb", ws},
+          {"factor", both ? json(peak.get<double>() / ws.get<double>()) : json(nullptr)},
+          {"method", "peak: torch.cuda.max_memory_allocated, reset before each worker op, the largest over the run's "
+                     "ops; working set: inputs, parameters and buffers + one eager forward's peak allocation"}};
+}
+
+}  // namespace
 
 double ceiling_saving_ms(const std::vector<KernelWork>& kernels, double bandwidth_gbps) {
   double saving = 0;
@@ -155,13 +177,14 @@ json to_json(const Report& r) {
                                 "host has issued the call: GPU time alone; end-to-end ms minus this = the host time "
                                 "per call that the L2 flush does not hide"}};
   }
+  json cost = cost_json(r.cost, screened, gated);
   json summary = {{"headline", headline(r)}, {"improved", r.improved}, {"kernels", kernels},
                   {"kernels_improved", improved}, {"correct", e.passed}};
   return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
           {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
           {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library},
-          {"problem_work", r.problem_work}, {"cost", cost_json(r.cost, screened, gated)}};
+          {"problem_work", r.problem_work}, {"cost", cost}, {"memory", memory_json(cost, r.problem_work)}};
 }
 
 std::string to_markdown(const json& j) {
@@ -197,6 +220,15 @@ std::string to_markdown(const json& j) {
                       c.value("end_to_end", 0.0));
     if (c["gpu_alone"].is_number()) md += fmt::format(" ({:.3f}x with the GPU alone)", c["gpu_alone"].get<double>());
     md += "; kernelopt rewrites only the Triton kernels.\n";
+  }
+  if (const json m = j.value("memory", json()); m.is_object() && m["peak_gb"].is_number()) {
+    md += fmt::format("\nDevice memory: peak {:.2f} GB (in `{}`)", m["peak_gb"].get<double>(),
+                      m.value("peak_op", std::string("?")));
+    if (m["factor"].is_number()) {
+      md += fmt::format(", {:.2f}x the problem's working set of {:.2f} GB", m["factor"].get<double>(),
+                        m["working_set_gb"].get<double>());
+    }
+    md += ".\n";
   }
   const auto& s = e["speedup_vs_compile"];
   md += fmt::format("\nSpeedup vs torch.compile: {:.3f}x (95% CI [{:.3f}, {:.3f}], {} trials each). {}\n\n",

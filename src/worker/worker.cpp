@@ -1,6 +1,7 @@
 // Worker lifecycle (start, handshake, restart) and request/reply matching.
 #include "worker/worker.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -117,6 +118,8 @@ Reply Worker::request(const std::string& op, const json& args, int timeout_ms) {
   const auto sent = Clock::now();
   Reply reply = exchange(op, args, timeout_ms);
   add_time(op, sent);
+  RequestTime& t = request_times_[op];
+  t.peak_bytes = std::max(t.peak_bytes, reply.peak_bytes);
   return reply;
 }
 
@@ -200,6 +203,7 @@ Reply Worker::exchange(const std::string& op, const json& args, int timeout_ms) 
       continue;
     }
     Reply reply;
+    if (auto peak = msg.find("peak_bytes"); peak != msg.end() && peak->is_number()) reply.peak_bytes = peak->get<double>();
     if (ok) {
       reply.result = msg.contains("result") ? msg["result"] : json();
       return reply;

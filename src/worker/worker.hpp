@@ -48,6 +48,7 @@ struct Reply {
   std::string error;      ///< one-line message otherwise
   std::string kind;       ///< worker's error kind ("exception", "protocol", ...) or "timeout"/"crashed"
   std::string traceback;  ///< worker traceback if any
+  double peak_bytes = -1; ///< the op's peak device memory (max_memory_allocated, reset per op); -1 = not measured
   bool ok() const { return status == Status::ok; }
 };
 
@@ -55,6 +56,7 @@ struct Reply {
 struct RequestTime {
   int requests = 0;    ///< requests of this op, failed ones included
   double seconds = 0;  ///< their wall time together, s
+  double peak_bytes = -1;  ///< the largest peak device memory of one of them, bytes; -1 = not measured (CPU)
 };
 
 class Worker {

@@ -51,3 +51,14 @@ def test_a_check_that_fits_on_one_seed_is_retried_and_passes(kernelopt, tmp_path
     assert "retrying on seed 1000 alone" in proc.stderr
     e2e = json.loads((out / "report.json").read_text())["end_to_end"]
     assert e2e["ran"] is True and e2e["passed"] is True and e2e["failure"] == "", e2e
+
+
+def test_memory_accounting_is_present_and_consistent(kernelopt, tmp_path):
+    proc, out = run(kernelopt, tmp_path, "")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    memory, requests = report["memory"], report["cost"]["requests"]
+    # on the CPU no op's device peak is measured: null everywhere, never a made-up 0
+    assert memory["peak_gb"] is None and memory["factor"] is None, memory
+    assert all(r["peak_gb"] is None for r in requests.values()), requests
+    assert {"peak_gb", "peak_op", "working_set_gb", "factor", "method"} <= memory.keys()

@@ -197,6 +197,8 @@ def test_problem_work_of_a_linear_model_is_2mnk_flops_and_every_tensor_once():
     # x (m*k) + weight (n*k) + bias (n) + output (m*n), fp32
     assert work["min_bytes"] == 4 * (m * k + n * k + n + m * n)
     assert work["input_bytes"] == 4 * (m * k + n * k + n)
+    # on the CPU (no device allocator to ask) the working set is the inputs, parameters and output
+    assert work["working_set_bytes"] == work["min_bytes"] and "no device allocator" in work["working_set_method"]
     assert "pointwise ops" in work["flop_counter"] and "not counted" in work["flop_counter"]
 
 

@@ -133,3 +133,22 @@ TEST(Report, RunReportStatesItsCeiling) {
             std::string::npos)
       << md;
 }
+
+TEST(Report, MemoryIsTheLargestOpPeakOverTheWorkingSet) {
+  Report r = with_cost();
+  r.cost.requests["check"].peak_bytes = 9e9;
+  r.cost.requests["final_check"].peak_bytes = 12e9;
+  r.problem_work["working_set_bytes"] = 4e9;
+  const json j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["cost"]["requests"]["check"]["peak_gb"].get<double>(), 9.0);
+  EXPECT_TRUE(j["cost"]["requests"]["bench"]["peak_gb"].is_null());  // not measured is null, never 0
+  EXPECT_DOUBLE_EQ(j["memory"]["peak_gb"].get<double>(), 12.0);
+  EXPECT_EQ(j["memory"]["peak_op"], "final_check");
+  EXPECT_DOUBLE_EQ(j["memory"]["working_set_gb"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(j["memory"]["factor"].get<double>(), 3.0);
+  EXPECT_NE(to_markdown(j).find("Device memory: peak 12.00 GB (in `final_check`), 3.00x the problem's working set of "
+                                "4.00 GB."),
+            std::string::npos);
+  const json cpu = to_json(with_cost())["memory"];  // no peaks measured (the CPU): nulls, and no line in report.md
+  EXPECT_TRUE(cpu["peak_gb"].is_null() && cpu["factor"].is_null());
+}

@@ -39,6 +39,7 @@ Runner add_doctor(CLI::App& app) {
     show("gpu", "gpu");
     show("gpus", "device_count");
     show("capability", "capability");
+    show("memory GB", "memory_gb");  // the device's total memory: what a problem's working set must fit in
     const bool torch_ok = d.contains("torch"), triton_ok = d.contains("triton");
     const bool gpu_ok = d.value("cuda_available", false);
     if (torch_ok && triton_ok && gpu_ok) {

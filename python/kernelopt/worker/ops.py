@@ -64,6 +64,7 @@ def op_doctor(args):
             info["device_count"] = torch.cuda.device_count()
             info["gpu"] = torch.cuda.get_device_name()
             info["capability"] = list(torch.cuda.get_device_capability())
+            info["memory_gb"] = round(torch.cuda.get_device_properties(0).total_memory / 1e9, 1)
     except ImportError as exc:
         info["torch_error"] = str(exc)
     try:

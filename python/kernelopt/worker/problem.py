@@ -158,8 +158,19 @@ def problem_work(model, inputs):
     args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     state = [x for x in args if isinstance(x, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
     counter = FlopCounterMode(display=False)
+    cuda = any(isinstance(x, torch.Tensor) and x.is_cuda for x in state)
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
     with torch.no_grad(), counter:
         out = model(*args)
-    return {"min_bytes": storage_bytes(state + _tensors(out)), "input_bytes": storage_bytes(state),
+    min_bytes, input_bytes = storage_bytes(state + _tensors(out)), storage_bytes(state)
+    # the working set of one eager forward: inputs, parameters and buffers, plus the most the forward
+    # allocated beyond them at once (outputs and intermediates); on the CPU, inputs + outputs only
+    working_set = input_bytes + (torch.cuda.max_memory_allocated() - before if cuda else min_bytes - input_bytes)
+    return {"min_bytes": min_bytes, "input_bytes": input_bytes, "working_set_bytes": int(working_set),
+            "working_set_method": "inputs, parameters and buffers + eager forward's peak allocation (CUDA)" if cuda
+            else "inputs, parameters, buffers and outputs (no device allocator to ask)",
             "flops": int(counter.get_total_flops()),
             "flop_counter": FLOP_COUNTER}

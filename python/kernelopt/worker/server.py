@@ -71,6 +71,7 @@ def main():
         if op is None:
             resp = {"id": rid, "ok": False, "error": f"unknown op {req.get('op')!r}", "kind": "protocol"}
         else:
+            _reset_peak()
             try:
                 _inject_oom(req.get("op"))
                 resp = {"id": rid, "ok": True, "result": op(req.get("args") or {})}
@@ -91,6 +92,9 @@ def main():
                     resp = {"id": rid, "ok": False, "error": _message(exc),
                             "kind": getattr(exc, "kind", "exception"),
                             "traceback": traceback.format_exc(limit=8)}
+        peak = _peak()
+        if peak is not None:
+            resp["peak_bytes"] = peak
         proto_out.write(json.dumps(resp, default=_json_default) + "\n")
         if out_of_memory:
             _release_memory()  # outside the handler: the exception's frames no longer hold the op's tensors
@@ -120,6 +124,24 @@ def _out_of_memory(exc):
     torch = sys.modules.get("torch")
     oom = getattr(torch, "OutOfMemoryError", None) if torch else None
     return (oom is not None and isinstance(exc, oom)) or "CUDA out of memory" in str(exc)
+
+
+def _cuda():
+    """torch.cuda once an op has imported torch and a GPU is there; None otherwise (hello, the CPU)."""
+    torch = sys.modules.get("torch")
+    return torch.cuda if torch is not None and torch.cuda.is_available() else None
+
+
+def _reset_peak():
+    cuda = _cuda()
+    if cuda is not None:
+        cuda.reset_peak_memory_stats()
+
+
+def _peak():
+    """The op's peak device memory, bytes (what the engine reports per op and the run's peak)."""
+    cuda = _cuda()
+    return int(cuda.max_memory_allocated()) if cuda is not None else None
 
 
 def _release_memory():
