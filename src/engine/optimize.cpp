@@ -254,6 +254,9 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
 }
 
 json optimize(const OptimizeOptions& o) {
+  if (fs::is_directory(o.problem)) {
+    throw UserError(fmt::format("{}: a directory, not a Python file (kernelopt bench takes a directory)", o.problem.string()));
+  }
   if (!fs::is_regular_file(o.problem)) throw UserError(fmt::format("{}: no such file", o.problem.string()));
   if (std::set<int>(o.seeds.begin(), o.seeds.end()).size() < 3) {
     throw UserError("at least 3 distinct seeds are needed for the correctness gates");

@@ -196,6 +196,8 @@ def test_out_path_is_a_regular_file(cli, tmp_path):
     (["--gpus", "0"], ["--gpus 0", "whole number >= 1"]),
     (["--gpus", "two"], ["--gpus two", "whole number >= 1"]),
     (["--gpus", "2", "--device", "cuda:1"], ["--gpus 2 with --device cuda:1"]),
+    (["--device", "tpu"], ["--device", "must be cuda, cuda:N or cpu, got tpu"]),
+    (["--device", "cuda:x"], ["--device", "got cuda:x"]),
 ])
 def test_bad_option_values(cli, tmp_path, args, needles):
     path = write(tmp_path, GOOD)
@@ -207,6 +209,16 @@ def test_bad_option_values(cli, tmp_path, args, needles):
 
 def test_no_subcommand(cli):
     one_error_line(cli(), "subcommand")
+
+
+def test_mistyped_command_is_named_with_the_commands_there_are(cli):
+    one_error_line(cli("optimise", "model.py"), "unknown command 'optimise'", "commands: optimize, optimize-kernel")
+
+
+def test_a_directory_as_the_model_says_it_is_a_directory(cli, tmp_path):
+    proc = cli("optimize", tmp_path, "--out", tmp_path / "run")
+    one_error_line(proc, str(tmp_path), "a directory, not a Python file")
+    assert not (tmp_path / "run").exists()
 
 
 def test_help_still_succeeds(cli):

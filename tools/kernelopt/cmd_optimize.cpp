@@ -114,6 +114,17 @@ int run_and_print(const engine::OptimizeOptions& o) {
   }
 }
 
+/// The devices a run can use: an NVIDIA GPU, or the CPU under Triton's interpreter (tests).
+CLI::Validator torch_device() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const bool indexed = s.rfind("cuda:", 0) == 0 && s.size() > 5 &&
+                             s.find_first_not_of("0123456789", 5) == std::string::npos;
+        return s == "cuda" || s == "cpu" || indexed ? "" : "must be cuda, cuda:N or cpu, got " + s;
+      },
+      "DEVICE");
+}
+
 Runner add_run_command(CLI::App& app, const char* name, const char* help, const char* input_kind, const char* what) {
   auto opts = std::make_shared<engine::OptimizeOptions>();
   auto llm = std::make_shared<LlmFlags>();
@@ -126,7 +137,9 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
                   "kernel library file: verified winners are tried first and written back (default: "
                   "WORKSPACE/library.kolib)");
   sub->add_option("--python", opts->python, "python interpreter with torch and triton")->capture_default_str();
-  sub->add_option("--device", opts->device, "torch device")->capture_default_str();
+  sub->add_option("--device", opts->device, "torch device: cuda, cuda:N or cpu (Triton's interpreter)")
+      ->capture_default_str()
+      ->check(torch_device());
   sub->add_option("--seeds", opts->seeds, "input seeds the gates check on (3 or more)")->capture_default_str();
   sub->add_option("--atol", opts->atol, "fp32 absolute tolerance")->capture_default_str()->check(tolerance(false));
   sub->add_option("--rtol", opts->rtol, "fp32 relative tolerance")->capture_default_str()->check(tolerance(true));

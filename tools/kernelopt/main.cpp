@@ -48,6 +48,19 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (argc > 1 && argv[1][0] != '-') {
+      // a mistyped command: CLI11 would say only "A subcommand is required"
+      std::string names;
+      bool known = false;
+      for (const CLI::App* s : app.get_subcommands([](CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + s->get_name();
+        known = known || s->get_name() == argv[1];
+      }
+      if (!known) {
+        std::fprintf(stderr, "kernelopt: error: unknown command '%s' (commands: %s)\n", argv[1], names.c_str());
+        return 2;
+      }
+    }
     std::fprintf(stderr, "kernelopt: error: %s (see --help)\n", one_line(e.what()).c_str());
     return 2;
   }
