@@ -149,9 +149,9 @@ def _release_memory():
     import gc
     sys.last_traceback = sys.last_value = None
     gc.collect()
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
+    cuda = _cuda()
+    if cuda is not None:
+        cuda.empty_cache()
 # CUDA errors after which the context is unusable (cudaErrorIllegalAddress and friends are "sticky")
 _STICKY = ("illegal memory access", "illegal instruction", "misaligned address", "unspecified launch failure",
            "device-side assert triggered", "hardware stack error", "an illegal address")
