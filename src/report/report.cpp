@@ -87,7 +87,13 @@ json memory_json(const json& cost, const json& work) {
   const json ws = work.is_object() && work.contains("working_set_bytes") ? json(work["working_set_bytes"].get<double>() / 1e9)
                                                                            : json(nullptr);
   const bool both = peak.is_number() && ws.is_number() && ws.get<double>() > 0;
-  return {{"peak_gb", peak}, {"peak_op", cost.value("peak_op", json())}, {"working_set_gb", ws},
+  json by_op = json::object();  // each op's own peak, so that the store keeps where the memory went
+  if (cost.contains("requests") && cost["requests"].is_object()) {
+    for (const auto& [op, t] : cost["requests"].items()) {
+      if (t.is_object() && t.contains("peak_gb") && t["peak_gb"].is_number()) by_op[op] = t["peak_gb"];
+    }
+  }
+  return {{"peak_gb", peak}, {"peak_op", cost.value("peak_op", json())}, {"peak_gb_by_op", by_op}, {"working_set_gb", ws},
           {"factor", both ? json(peak.get<double>() / ws.get<double>()) : json(nullptr)},
           {"method", "peak: torch.cuda.max_memory_allocated, reset before each worker op, the largest over the run's "
                      "ops; working set: inputs, parameters and buffers + one eager forward's peak allocation"}};
@@ -178,13 +184,14 @@ json to_json(const Report& r) {
                                 "per call that the L2 flush does not hide"}};
   }
   json cost = cost_json(r.cost, screened, gated);
+  json memory = memory_json(cost, r.problem_work);
   json summary = {{"headline", headline(r)}, {"improved", r.improved}, {"kernels", kernels},
-                  {"kernels_improved", improved}, {"correct", e.passed}};
+                  {"kernels_improved", improved}, {"correct", e.passed}, {"memory", memory}};
   return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
           {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
           {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library},
-          {"problem_work", r.problem_work}, {"cost", cost}, {"memory", memory_json(cost, r.problem_work)}};
+          {"problem_work", r.problem_work}, {"cost", cost}, {"memory", memory}};
 }
 
 std::string to_markdown(const json& j) {

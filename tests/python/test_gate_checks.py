@@ -4,7 +4,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kernelopt.worker.gate_checks import (Call, check_launches, first_bit_difference,  # noqa: E402
+from kernelopt.worker.gate_checks import (Call, Lazy, check_launches, first_bit_difference, same,  # noqa: E402
                                           program_halves)
 
 NAMES = ["in_ptr0", "out_ptr0", "n"]
@@ -243,3 +243,54 @@ def test_halves_are_loaded_and_run_only_for_a_candidate_that_passed_every_earlie
     for cand in (bumping({1}), bumping({2})):  # wrong on its first launch; varying between repeats
         r = check_launches(records(), exact, cand, NAMES, 1e-4, 1e-4, repeats=2, halves=halves)
         assert len(asked) == 1 and not [run for run in r["runs"] if run["source"] == "halves"]
+
+
+def test_comparisons_chunk_by_chunk_give_the_evidence_of_one_pass(monkeypatch):
+    # a 6-16 GB output is compared a chunk at a time (float64 temporaries of one chunk); the counts,
+    # maxima and first mismatches (as indices into the whole shape) must be those of the whole
+    from kernelopt.worker import compare
+    torch.manual_seed(0)
+    expected = torch.randn(6, 7, 5)
+    got = expected.clone()
+    got[1, 2, 3] += 1.0
+    got[4, 6, 0] = float("nan")
+    got[5, 0, 1] = float("inf")
+    whole = compare.compare_tensors(got, expected, 1e-4, 1e-4)
+    monkeypatch.setattr(compare, "CHUNK", 11)  # chunks that cut rows and the last one short
+    chunked = compare.compare_tensors(got, expected, 1e-4, 1e-4)
+    assert chunked == whole
+    assert (chunked["mismatches"], chunked["nan_mismatches"], chunked["inf_mismatches"]) == (1, 1, 1)
+    assert [m["index"] for m in chunked["first_mismatches"]] == [[1, 2, 3], [4, 6, 0], [5, 0, 1]]
+    assert compare.error_vs_reference(got, expected.double()) == pytest.approx(1.0, abs=1e-6)
+    assert compare.specials_vs_reference(got, expected.double()) == 2
+    rounded = compare.compare_tensors(got, expected.double(), 1e-4, 1e-4, round_expected_to=torch.float32)
+    assert rounded["mismatches"] == 1 and rounded["dtype"] == "float32"
+    other = got.clone()
+    other[5, 6, 4] = -other[5, 6, 4]
+    assert first_bit_difference(Call([got]), Call([other]), ["x"])["index"] == [5, 6, 4]
+    assert not same(got, other) and same(got, got.clone())
+
+
+def test_lazy_states_are_made_seed_by_seed_and_the_stale_runs_take_the_seed_before():
+    # the module path's states are Lazy: made when check_launches reaches their seed (the session
+    # holds one seed's launches at a time); seed 0 is made again at the end for its stale run
+    made = []
+
+    def lazy(seed):
+        def load():
+            made.append(seed)
+            return state(torch.zeros(2, 3), torch.arange(6, dtype=torch.float32) + seed)
+        return Lazy(load)
+    r = check_launches([(s, 0, "model", lazy(s)) for s in (0, 1, 2)], exact, exact, NAMES, 1e-4, 1e-4, repeats=2)
+    assert made == [0, 1, 2, 0]
+    stale = [(run["seed"], run["stale_from_seed"]) for run in r["runs"] if run["source"] == "stale"]
+    assert stale == [(0, 2), (1, 0), (2, 1)]
+    assert all(run["error"] is None and all(t["mismatches"] == 0 for t in run["tensors"]) for run in r["runs"])
+
+    def skips_if_looks_done(c):  # leaves an output alone when it already holds something
+        if not bool(c.args[1].any()):
+            exact(c)
+    caught = check_launches([(s, 0, "model", lazy(s)) for s in (0, 1, 2)], exact, skips_if_looks_done, NAMES,
+                            1e-4, 1e-4, repeats=1)
+    bad = [run for run in caught["runs"] if any(t["mismatches"] for t in run["tensors"])]
+    assert {run["source"] for run in bad} == {"stale"} and len(bad) == 3

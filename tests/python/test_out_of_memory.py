@@ -61,4 +61,10 @@ def test_memory_accounting_is_present_and_consistent(kernelopt, tmp_path):
     # on the CPU no op's device peak is measured: null everywhere, never a made-up 0
     assert memory["peak_gb"] is None and memory["factor"] is None, memory
     assert all(r["peak_gb"] is None for r in requests.values()), requests
-    assert {"peak_gb", "peak_op", "working_set_gb", "factor", "method"} <= memory.keys()
+    assert {"peak_gb", "peak_op", "peak_gb_by_op", "working_set_gb", "factor", "method"} <= memory.keys()
+    assert memory["peak_gb_by_op"] == {}  # only measured peaks are listed
+    # the store keeps the run's memory with its summary (real SQLite, as the engine wrote it)
+    import sqlite3
+    with sqlite3.connect(tmp_path / "ws" / "store.db") as db:
+        (summary,) = db.execute("SELECT summary_json FROM runs WHERE status = 'done'").fetchone()
+    assert json.loads(summary)["memory"] == memory

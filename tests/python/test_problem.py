@@ -270,14 +270,14 @@ def get_init_inputs():
 """
 
 
-def test_session_work_is_computed_once_and_a_failing_forward_is_an_error_not_a_failed_capture(tmp_path):
+def test_session_work_is_measured_once_and_a_failing_forward_is_an_error_not_a_failed_capture(tmp_path):
     from kernelopt.worker.session import Session
-    good = Session(write(tmp_path, GOOD), "cpu", [0, 1, 2])  # no torch.compile: work() needs only the inputs
-    good.inputs[0] = make_inputs(good.problem, good.problem_path, 0, "cpu")
+    good = Session(write(tmp_path, GOOD), "cpu", [0, 1, 2])  # no torch.compile: the work needs only the inputs
+    good._measure_work()  # what capture() does first, before compiling
     work = good.work()
     assert work["flops"] == 2 * 4 * 16 * 16  # Linear(16, 16) on 4 rows; relu not counted
     assert work["min_bytes"] == 4 * (4 * 16 + 16 * 16 + 16 + 4 * 16)
     assert good.work() is work
     bad = Session(write(tmp_path, RAISES_IN_FORWARD, "bad.py"), "cpu", [0, 1, 2])
-    bad.inputs[0] = make_inputs(bad.problem, bad.problem_path, 0, "cpu")
+    bad._measure_work()
     assert bad.work() == {"error": "RuntimeError: CUDA out of memory (as a test says)"}

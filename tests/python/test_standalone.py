@@ -213,7 +213,7 @@ def test_check_identical_candidate_passes(tmp_path):
         assert len(model) + len(stale) + len(halves) == len(r["runs"]) and clean(r), r
         assert [run["seed"] for run in model] == SEEDS and all(run["launch"] == 0 for run in model)
         # each launch again, its outputs holding the next seed's results (as an earlier call leaves them)
-        assert [(run["seed"], run["stale_from_seed"]) for run in stale] == [(0, 1), (1, 2), (2, 0)]
+        assert [(run["seed"], run["stale_from_seed"]) for run in stale] == [(0, 2), (1, 0), (2, 1)]
         # the first seed's launch again, the programs in two launches, each half first once
         assert [(run["seed"], run["order"]) for run in halves] == [(0, "upper half first"), (0, "lower half first")]
     args = [t["arg"] for t in check(cand)["runs"][0]["tensors"]]

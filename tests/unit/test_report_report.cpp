@@ -146,6 +146,9 @@ TEST(Report, MemoryIsTheLargestOpPeakOverTheWorkingSet) {
   EXPECT_EQ(j["memory"]["peak_op"], "final_check");
   EXPECT_DOUBLE_EQ(j["memory"]["working_set_gb"].get<double>(), 4.0);
   EXPECT_DOUBLE_EQ(j["memory"]["factor"].get<double>(), 3.0);
+  // each op's peak, also in the summary the store keeps for the run (runs.summary_json)
+  EXPECT_EQ(j["memory"]["peak_gb_by_op"], (json{{"check", 9.0}, {"final_check", 12.0}}));
+  EXPECT_EQ(j["summary"]["memory"], j["memory"]);
   EXPECT_NE(to_markdown(j).find("Device memory: peak 12.00 GB (in `final_check`), 3.00x the problem's working set of "
                                 "4.00 GB."),
             std::string::npos);

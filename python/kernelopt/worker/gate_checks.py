@@ -8,8 +8,9 @@ launch:
   - "model"/"synthetic" runs: every tensor argument compared, at the dtype's tolerance where the
     original wrote it and bit for bit where it did not, plus the bytes of each storage that no
     argument's view covers (row padding, the rest of a buffer a slice of which is passed);
-  - "stale" runs: the launch again with the tensors the original writes holding another seed's
-    results (an earlier call's answer left in place), caught when a candidate skips work;
+  - "stale" runs: the launch again with the tensors the original writes holding the previous
+    seed's results (the first seed: the last seed's; an earlier call's answer left in place),
+    caught when a candidate skips work;
   - repeats: each launch R times on fresh copies; where the original's results are bit-identical
     across its R launches, the candidate's must be too ("determinism"); where they are not
     (atomics), the candidate's later repeats are compared at tolerance only ("repeat" runs);
@@ -25,7 +26,7 @@ import ast
 
 import torch
 
-from kernelopt.worker.compare import _num, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
+from kernelopt.worker.compare import _num, _unravel, chunk_pairs, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
 # launch-state copies live with the launches (kernels.py); gate 2's callers reach them here too
 from kernelopt.worker.kernels import GUARD_FILL, clone_values, restore_storage  # noqa: F401 (standalone uses restore_storage)
 
@@ -56,12 +57,14 @@ def tensors(args, kwargs, names):
 
 
 def same(a, b):
-    """Bitwise-equal values, NaNs in the same places."""
+    """Bitwise-equal values, NaNs in the same places (chunk by chunk: no mask of a whole 6-16 GB tensor)."""
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
-    if a.is_floating_point() or a.is_complex():
-        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
-    return bool((a == b).all())
+    for _, x, y in chunk_pairs(a, b):
+        eq = (x == y) | (torch.isnan(x) & torch.isnan(y)) if (x.is_floating_point() or x.is_complex()) else x == y
+        if not bool(eq.all()):
+            return False
+    return True
 
 
 def _triples(rec, expected, got, names):
@@ -173,16 +176,25 @@ def _bits(t):
     return t if t.dtype == it else t.view(it)
 
 
+def _first_difference(a, b):
+    """Flat index of the first element where a and b (one shape) differ bit for bit, else None."""
+    for at, x, y in chunk_pairs(a, b):
+        bx, by = _bits(x), _bits(y)
+        diff = (bx != by) if bx is not None else ~((x == y) | (torch.isnan(x) & torch.isnan(y)))
+        if bool(diff.any()):
+            return at + int(diff.nonzero()[0, 0])
+    return None
+
+
 def first_bit_difference(first, later, names):
     """Where two runs of one launch (same start, same kernel) differ bit for bit, else None:
     {"arg", "index", "first", "later"}, the first differing element of the first differing argument
     (its view first, then the rest of its storage: "<arg> (outside its view)", storage index)."""
     pairs = list(zip(tensors(first.args, first.kwargs, names), tensors(later.args, later.kwargs, names)))
     for (label, _, a), (_, _, b) in pairs:
-        ba, bb = _bits(a), _bits(b)
-        diff = (ba != bb) if ba is not None else ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
-        if bool(diff.any()):
-            idx = tuple(diff.nonzero()[0].tolist())
+        flat = _first_difference(a, b)
+        if flat is not None:
+            idx = _unravel(flat, a.shape)
             return {"arg": label, "index": list(idx), "first": _num(a[idx]), "later": _num(b[idx])}
     seen = set()
     for (label, _, a), (_, _, b) in pairs:
@@ -191,9 +203,8 @@ def first_bit_difference(first, later, names):
         seen.add(a.untyped_storage().data_ptr())
         numel = a.untyped_storage().nbytes() // a.element_size()
         wa, wb = _whole(a, a.dtype, numel), _whole(b, b.dtype, numel)
-        diff = _bits(wa) != _bits(wb)
-        if bool(diff.any()):
-            i = int(diff.nonzero()[0, 0])
+        i = _first_difference(wa, wb)
+        if i is not None:
             return {"arg": f"{label} (outside its view)", "index": [i], "first": _num(wa[i]), "later": _num(wb[i])}
     return None
 
@@ -252,73 +263,64 @@ def program_halves(source, kernel):
     return copy(">="), copy("<")
 
 
+class Lazy:
+    """A launch state made when it is first needed: load() returns it. The module path records each
+    seed's launches on demand (session.Session holds one seed's state on the device at a time), so
+    check_launches asks for a seed's states only while it works on that seed."""
+
+    def __init__(self, load):
+        self.load = load
+
+
+def _state(record_state):
+    return record_state.load() if isinstance(record_state, Lazy) else record_state
+
+
 def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAULT_REPEATS,
                    sync=lambda: None, error_line=None, halves=None):
     """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
-    order; run_base(state)/run_cand(state) launch the original/candidate in place on a state;
-    halves, when given, is a function returning (run_upper, run_lower), the candidate's upper/lower
-    half of programs, or None; it is called only when every earlier run passed (loading the copies
-    compiles two kernels on a GPU: not spent on a candidate already rejected).
+    order, a state given as is or as a Lazy; run_base(state)/run_cand(state) launch the
+    original/candidate in place on a state; halves, when given, is a function returning
+    (run_upper, run_lower), the candidate's upper/lower half of programs, or None; it is called only
+    when every earlier run passed (loading the copies compiles two kernels on a GPU: not spent on a
+    candidate already rejected).
+    Works seed by seed, in record order, holding one seed's copies at a time: each seed's model runs
+    and repeats, then its stale runs from the seed before it (whose written results wait on the
+    host); the first seed's stale runs, from the last seed, and the halves runs come at the end.
     Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
     error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
     repeats = max(1, int(repeats))
-
-    def both(run, start, written=None, compare=True, candidate=run_cand):
-        """The original and the candidate on fresh copies of start: (expected, got), compared into
-        run["tensors"] when asked, or None with run["error"] when a launch raised."""
-        expected, got = start.copy(), start.copy()
-        try:
-            with torch.no_grad():
-                run_base(expected)
-                candidate(got)
-            sync()
-        except Exception as exc:
-            run["error"] = error_line(exc)
-            return None
-        if compare:
-            run["tensors"] = compare_launch(start, expected, got, names, atol, rtol, written)
-        return expected, got
-
-    runs, results, written, repeat_runs = [], {}, {}, []
-    det = {"repeats": repeats, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
-    for seed, i, source, rec in records:
-        run = {"seed": seed, "launch": i, "source": source, "error": None, "tensors": []}
-        pair = both(run, rec)
-        runs.append(run)
-        if pair is None:
-            continue
-        expected, got = pair
-        results[(source, seed, i)] = [t for _, _, t in tensors(expected.args, expected.kwargs, names)]
-        written[(source, seed, i)] = {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
-        if repeats > 1:
-            repeat_runs.extend(_repeat(det, seed, i, source, rec, expected, got, both, names, atol, rtol, repeats))
-    # stale runs: each launch again, its outputs holding the next seed's results of the same launch
-    for source in dict.fromkeys(r[2] for r in records):
-        seeds = list(dict.fromkeys(r[0] for r in records if r[2] == source))
-        for seed, i, src, rec in records:
-            if src != source:
-                continue
-            other = seeds[(seeds.index(seed) + 1) % len(seeds)]
-            key, other_key = (source, seed, i), (source, other, i)
-            if other == seed or key not in results or other_key not in results or not written[key]:
-                continue
-            run = {"seed": seed, "launch": i, "source": "stale", "stale_from_seed": other, "error": None, "tensors": []}
-            both(run, stale_copy(rec, written[key], results[other_key], names), written[key])
-            runs.append(run)
-    runs.extend(repeat_runs)
-    copies = halves() if halves is not None and not det["failures"] and _all_passed(runs) else None
+    check = _Check(run_base, run_cand, names, atol, rtol, repeats, sync, error_line)
+    groups = {}  # (source, seed) -> [(launch index, state)], in record order
+    for seed, i, source, state in records:
+        groups.setdefault((source, seed), []).append((i, state))
+    previous, first = {}, {}  # source -> (seed, results) of its group done last / its first group
+    for (source, seed), states in groups.items():
+        results = check.seed_runs(source, seed, states, previous.get(source))
+        first.setdefault(source, (seed, states))
+        previous[source] = (seed, results)
+    for source, (seed, states) in first.items():  # the first seed's stale runs, from the last seed
+        if previous[source][0] != seed:
+            check.stale_runs(source, seed, [(i, _state(st)) for i, st in states], previous[source])
+    order = {key: n for n, key in enumerate(groups)}
+    check.stale.sort(key=lambda run: (order[(run["stale_source"], run["seed"])], run["launch"]))
+    for run in check.stale:
+        del run["stale_source"]
+    runs = check.model + check.stale + check.repeat
+    copies = halves() if halves is not None and not check.det["failures"] and _all_passed(runs) else None
     if copies is not None and records:  # the first seed's launches, one half of the programs after the other
-        first_seed, _, first_source, _ = records[0]
         upper, lower = copies
-        for order, one, other in (("upper half first", upper, lower), ("lower half first", lower, upper)):
+        states = [(i, _state(st)) for i, st in groups[(records[0][2], records[0][0])]]
+        for order_name, one, other in (("upper half first", upper, lower), ("lower half first", lower, upper)):
             def in_halves(state, one=one, other=other):
                 one(state)
                 other(state)
-            for seed, i, source, rec in records:
-                if (seed, source) == (first_seed, first_source):
-                    run = {"seed": seed, "launch": i, "source": "halves", "order": order, "error": None, "tensors": []}
-                    both(run, rec, candidate=in_halves)
-                    runs.append(run)
+            for i, rec in states:
+                run = {"seed": records[0][0], "launch": i, "source": "halves", "order": order_name,
+                       "error": None, "tensors": []}
+                check.both(run, rec, candidate=in_halves)
+                runs.append(run)
+    det = check.det
     if det["original_nondeterministic"]:
         det["note"] = (f"the original differs between its own {repeats} launches on "
                        f"{len(det['original_nondeterministic'])} launch(es) (atomics?): there the candidate's "
@@ -326,42 +328,118 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
     return {"atol": atol, "rtol": rtol, "repeats": repeats, "runs": runs, "determinism": det}
 
 
+class _Check:
+    """One check_launches call's runs, built seed by seed; copies of a launch state are made one or
+    two at a time and dropped as soon as their comparison is done."""
+
+    def __init__(self, run_base, run_cand, names, atol, rtol, repeats, sync, error_line):
+        self.run_base, self.run_cand, self.names = run_base, run_cand, names
+        self.atol, self.rtol, self.repeats, self.sync, self.error_line = atol, rtol, repeats, sync, error_line
+        self.model, self.stale, self.repeat = [], [], []
+        self.written = {}  # (source, seed, launch) -> positions the original writes
+        self.det = {"repeats": repeats, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
+
+    def launched(self, run, start, kernel):
+        """A fresh copy of start, kernel launched on it; None with run["error"] when it raised."""
+        state = start.copy()
+        try:
+            with torch.no_grad():
+                kernel(state)
+            self.sync()
+        except Exception as exc:
+            run["error"] = self.error_line(exc)
+            return None
+        return state
+
+    def both(self, run, start, written=None, candidate=None):
+        """The original and the candidate on fresh copies of start, compared into run["tensors"]:
+        (expected, got), or None with run["error"] when a launch raised."""
+        expected = self.launched(run, start, self.run_base)
+        got = self.launched(run, start, candidate or self.run_cand) if expected is not None else None
+        if got is None:
+            return None
+        run["tensors"] = compare_launch(start, expected, got, self.names, self.atol, self.rtol, written)
+        return expected, got
+
+    def seed_runs(self, source, seed, states, previous):
+        """One seed's model runs and repeats, then its stale runs from `previous` (seed, results);
+        returns this seed's results: per launch, the tensors the original wrote, on the host."""
+        results, loaded = {}, []
+        for i, state in states:
+            rec = _state(state)
+            loaded.append((i, rec))
+            run = {"seed": seed, "launch": i, "source": source, "error": None, "tensors": []}
+            pair = self.both(run, rec)
+            self.model.append(run)
+            if pair is None:
+                continue
+            expected, got = pair
+            written = {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
+            self.written[(source, seed, i)] = written
+            results[i] = [t.cpu() if position in written else None
+                          for _, position, t in tensors(expected.args, expected.kwargs, self.names)]
+            if self.repeats > 1:
+                self.repeat.extend(self.repeat_runs(seed, i, source, rec, expected, got))
+            del pair, expected, got
+        if previous is not None:
+            self.stale_runs(source, seed, loaded, previous)
+        return results
+
+    def stale_runs(self, source, seed, loaded, previous):
+        """Each launch again, the tensors its original writes holding the previous seed's results."""
+        other, earlier = previous
+        for i, rec in loaded:
+            written = self.written.get((source, seed, i))
+            if other == seed or not written or i not in earlier:
+                continue
+            run = {"seed": seed, "launch": i, "source": "stale", "stale_from_seed": other, "error": None,
+                   "tensors": [], "stale_source": source}
+            self.both(run, stale_copy(rec, written, earlier[i], self.names), written)
+            self.stale.append(run)
+
+    def repeat_runs(self, seed, i, source, rec, expected, got):
+        """Launches 2..repeats of one record (launch 1 is the comparison run already done), the
+        original's and then the candidate's, one copy at a time. Adds the verdict to det; returns
+        the "repeat" runs to report (only where the original is not deterministic, or a launch raised)."""
+        base_diff = cand_diff = None
+        tolerance_runs = []
+        for k in range(2, self.repeats + 1):
+            run = {"seed": seed, "launch": i, "source": "repeat", "repeat": k, "error": None, "tensors": []}
+            again = self.launched(run, rec, self.run_base)
+            if again is None:
+                return [run]
+            bd = first_bit_difference(expected, again, self.names)
+            if not bd:
+                again = expected  # bit-identical: the first run stands in for it, one copy fewer held
+            cand_again = self.launched(run, rec, self.run_cand)
+            if cand_again is None:
+                return [run]
+            cd = first_bit_difference(got, cand_again, self.names)
+            base_diff = base_diff or (bd and (k, bd))
+            cand_diff = cand_diff or (cd and (k, cd))
+            if bd or cd:  # this repeat's comparison may differ from launch 1's: kept for the fallback
+                run["tensors"] = compare_launch(rec, again, cand_again, self.names, self.atol, self.rtol)
+                tolerance_runs.append(run)
+            del again, cand_again
+        where = f"{_label(seed, source)}, launch {i}"
+        if base_diff:
+            k, d = base_diff
+            self.det["original_nondeterministic"].append(
+                f"{where}: the original's repeat {k} differs from repeat 1 in {d['arg']} at {d['index']} "
+                f"({d['later']} vs {d['first']})")
+            return tolerance_runs
+        self.det["launches_checked"] += 1
+        if cand_diff:
+            k, d = cand_diff
+            self.det["failures"].append(
+                f"non-deterministic: repeat {k} of {_label(seed, source)} differs from repeat 1 at {d['index']} "
+                f"({d['later']} vs {d['first']}) in {d['arg']}, launch {i}; the original is bit-identical "
+                f"across {self.repeats} repeats")
+        return []
+
+
 def _all_passed(runs):
     """No run raised and every tensor compared matched (the engine's own reading, done early)."""
     return all(run["error"] is None and all(
         t.get("mismatches", 1) == 0 and t.get("nan_mismatches", 1) == 0 and t.get("inf_mismatches", 1) == 0
         for t in run["tensors"]) for run in runs)
-
-
-def _repeat(det, seed, i, source, rec, expected, got, both, names, atol, rtol, repeats):
-    """Launches 2..repeats of one record (launch 1 is the comparison run already done). Adds the
-    verdict to det; returns the "repeat" runs to report (only where the original is not deterministic,
-    or a launch raised)."""
-    base_diff = cand_diff = None
-    tolerance_runs = []
-    for k in range(2, repeats + 1):
-        run = {"seed": seed, "launch": i, "source": "repeat", "repeat": k, "error": None, "tensors": []}
-        pair = both(run, rec, compare=False)
-        if pair is None:
-            return [run]
-        bd, cd = first_bit_difference(expected, pair[0], names), first_bit_difference(got, pair[1], names)
-        base_diff = base_diff or (bd and (k, bd))
-        cand_diff = cand_diff or (cd and (k, cd))
-        if bd or cd:  # this repeat's comparison may differ from launch 1's: kept for the fallback
-            run["tensors"] = compare_launch(rec, pair[0], pair[1], names, atol, rtol)
-            tolerance_runs.append(run)
-    where = f"{_label(seed, source)}, launch {i}"
-    if base_diff:
-        k, d = base_diff
-        det["original_nondeterministic"].append(
-            f"{where}: the original's repeat {k} differs from repeat 1 in {d['arg']} at {d['index']} "
-            f"({d['later']} vs {d['first']})")
-        return tolerance_runs
-    det["launches_checked"] += 1
-    if cand_diff:
-        k, d = cand_diff
-        det["failures"].append(
-            f"non-deterministic: repeat {k} of {_label(seed, source)} differs from repeat 1 at {d['index']} "
-            f"({d['later']} vs {d['first']}) in {d['arg']}, launch {i}; the original is bit-identical "
-            f"across {repeats} repeats")
-    return []

@@ -155,9 +155,8 @@ def op_capture(args):
                         "fingerprints": inductor_fingerprints(rec.source, artifact, dev_name)})
     torch.save(s.model.state_dict(), os.path.join(out_dir, "weights.pt"))
     shutil.copyfile(s.problem_path, os.path.join(out_dir, "problem.py"))
-    first = s.outputs[s.seeds[0]]
     return {"modules": modules, "versions": _versions(), "device_name": dev_name,
-            "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in first], "work": s.work()}
+            "outputs": s.output_meta, "work": s.work()}
 
 
 def _load(path):
@@ -217,11 +216,16 @@ def op_check(args):
     records = []  # (seed, launch index, source, launch state)
     if args.get("problem"):
         s = _session(args)
-        rec = s.modules[args.get("module", 0)]
+        module = args.get("module", 0)
+        rec = s.modules[module]
         base = rec.kernel(name)
+        sites = len(s.launches(module, s.seeds[0], name))  # one graph: as many launches for every seed
+
+        def load(seed, i):  # the seed's launches are recorded when check_launches reaches the seed
+            return gate_checks.Call(s.launches(module, seed, name)[i])
         for seed in s.seeds:
-            for i, a in enumerate(rec.launches(seed).get(name, [])):
-                records.append((seed, i, "model", gate_checks.Call(a)))
+            for i in range(sites):
+                records.append((seed, i, "model", gate_checks.Lazy(lambda seed=seed, i=i: load(seed, i))))
         base_src_module = rec.path
     else:
         base_src_module = args["baseline_module"]
@@ -272,20 +276,22 @@ def op_model_check(args):
         return _standalone().op_model_check(args)
     from kernelopt.worker import kernels as K
     from kernelopt.worker.compare import compare_tensors, error_vs_reference, specials_vs_reference, tolerance_for
-    from kernelopt.worker.session import flatten
+    from kernelopt.worker.session import flatten, synchronize
     torch = _torch()
     s = _session(args)
-    rec = s.modules[args.get("module", 0)]
+    module = args.get("module", 0)
+    rec = s.modules[module]
     cand = _load(args["candidate_module"])
     atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
     runs = []
     for seed in s.seeds:
         run = {"seed": seed, "error": None, "outputs": []}
+        base_out = cand_out = None  # the last seed's outputs, freed before this seed's are made
         try:
             with torch.no_grad():
-                base_out = flatten(rec.call(K.clone_args(rec.args[seed])))
-                cand_out = flatten(cand.call(K.clone_args(rec.args[seed])))
-            torch.cuda.synchronize()
+                base_out = flatten(rec.call(K.clone_args(s.call_args(module, seed))))
+                cand_out = flatten(cand.call(K.clone_args(s.call_args(module, seed))))
+            synchronize()
         except Exception as exc:
             run["error"] = f"{type(exc).__name__}: {exc}"[:500]
             runs.append(run)
@@ -334,15 +340,15 @@ def op_profile(args):
     from kernelopt.worker import timing
     torch = _torch()
     s = _session(args)
-    rec = s.modules[args.get("module", 0)]
+    module = args.get("module", 0)
+    rec = s.modules[module]
     seed = s.seeds[0]
     reps = int(args.get("reps", 20))
     art = parse_module(rec.source)
-    launches = rec.launches(seed)
     kernels = []
     for k in art["kernels"]:
         obj = rec.kernel(k["name"])
-        sites = launches.get(k["name"], [])
+        sites = s.launches(module, seed, k["name"])  # one kernel's launches held at a time
         nbytes = launch_bytes(k, sites)
 
         # time on copies: a kernel that updates a buffer in place must not change the recorded
@@ -360,9 +366,11 @@ def op_profile(args):
         samples = timing.interleaved({"k": run_all}, trials=reps, before=restore)["k"] if sites else []
         kernels.append({"name": k["name"], "kind": k["kind"], "launches": len(sites), "bytes": nbytes,
                         "samples_ms": samples, "config": K.config_of(obj)})
+        del work, sites, run_all, restore
     # call() empties the list it gets, and an inference graph does not write its inputs: a
     # shallow copy per call keeps the timed region free of tensor copies
-    module_samples = timing.interleaved({"m": lambda: rec.call(list(rec.args[seed]))}, trials=reps)["m"]
+    call_args = s.call_args(module, seed)
+    module_samples = timing.interleaved({"m": lambda: rec.call(list(call_args))}, trials=reps)["m"]
     return {"module_samples_ms": module_samples, "kernels": kernels,
             "bandwidth_gbps": timing.copy_bandwidth_gbps(), "versions": _versions()}
 
@@ -375,34 +383,36 @@ def op_bench(args):
     from kernelopt.worker import timing
     torch = _torch()
     s = _session(args)
-    rec = s.modules[args.get("module", 0)]
+    module = args.get("module", 0)
+    rec = s.modules[module]
     seed = s.seeds[0]
     trials, warmup = int(args.get("trials", 100)), int(args.get("warmup", 3))
     fns = {}
     before = None
     if args.get("mode", "kernel") == "kernel":
         name = args["kernel"]
-        sites = rec.launches(seed)[name]
-        work = {"baseline": [K.clone_args(a) for a in sites]}
+        pristine = s.launches(module, seed, name)
+        # one working copy for every variant: each is restored from the recorded launches before it
+        # runs (or, with restore off, writes only what every variant overwrites), so the variants
+        # need not hold a copy each
+        work = [K.clone_args(a) for a in pristine]
         objs = {"baseline": rec.kernel(name)}
         for path in args["candidates"]:
             objs[path] = getattr(_load(path), name)
-            work[path] = [K.clone_args(a) for a in sites]
-        pristine = sites
 
         def make(key):
             def run():
-                for a in work[key]:
+                for a in work:
                     K.launch(objs[key], a)
             return run
 
         def restore(key):
-            _copy_into(work[key], pristine)
+            _copy_into(work, pristine)
 
         fns = {key: make(key) for key in objs}
         before = restore if args.get("restore", True) else None
     else:
-        args_seed = rec.args[seed]  # shallow copies per call, as in op_profile
+        args_seed = s.call_args(module, seed)  # shallow copies per call, as in op_profile
         fns["baseline"] = lambda: rec.call(list(args_seed))
         for path in args["candidates"]:
             mod = _load(path)
@@ -411,40 +421,32 @@ def op_bench(args):
 
 
 def op_final_check(args):
-    """End-to-end: the optimized model as users load it vs torch.compile and float64 eager, on fresh seeds."""
+    """End-to-end: the optimized model as users load it vs torch.compile and float64 eager, on fresh
+    seeds. Frees the optimization's cached session first, then per seed holds the float64 reference
+    and one variant's outputs at a time; the timing keeps no variant's outputs."""
     if _triton_input(dict(args, input_kind=_run_input_kind(args))):
         return _standalone().op_final_check(args)
     from kernelopt.runtime.loader import load_run
     from kernelopt.worker import timing
-    from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
     from kernelopt.worker.problem import make_inputs
-    from kernelopt.worker.session import flatten
+    from kernelopt.worker.session import release_sessions
     import copy
     torch = _torch()
+    release_sessions()
     run_dir = args["run_dir"]
     device = args.get("device", "cuda")
     loaded = load_run(run_dir, device=device)
     problem, model = loaded.problem, loaded.model
     torch._dynamo.reset()
+    # its own copy: Dynamo's guards tell two compiles of one module object apart by nothing else
     baseline = torch.compile(copy.deepcopy(model))
-    model64 = copy.deepcopy(model).double()
     atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
     runs = []
     for seed in args["seeds"]:
         inputs = make_inputs(problem, loaded.problem_path, seed, device)
-        with torch.no_grad():
-            opt = flatten(loaded(*inputs))
-            base = flatten(baseline(*inputs))
-            ref = flatten(model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                                    for x in inputs]))
-        outs = []
-        for i, (o, b, r) in enumerate(zip(opt, base, ref)):
-            a, rt = tolerance_for(o.dtype, atol, rtol)
-            ev = compare_tensors(o, r.to(o.dtype), a, rt)
-            outs.append({"index": i, "mismatches_vs_eager": ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"],
-                         "max_abs_err_vs_eager": ev["max_abs_err"],
-                         "err_optimized": error_vs_reference(o, r), "err_baseline": error_vs_reference(b, r)})
-        runs.append({"seed": seed, "outputs": outs})
+        runs.append({"seed": seed, "outputs": _final_outputs(model, loaded, baseline, inputs, atol, rtol)})
+        del inputs
+    _release()
     inputs = make_inputs(problem, loaded.problem_path, args["seeds"][0], device)
     fns = {"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs), "optimized": lambda: loaded(*inputs)}
     trials = int(args.get("trials", 100))
@@ -452,6 +454,42 @@ def op_final_check(args):
         samples = timing.interleaved(fns, trials=trials, warmup=3)
         gpu_samples = timing.host_hidden(fns, trials=trials)
     return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples, "gpu_samples_ms": gpu_samples}
+
+
+def _final_outputs(model, optimized, baseline, inputs, atol, rtol):
+    """One seed's end-to-end evidence per output: the float64 eager reference first (its float64
+    inputs dropped once it is made), then the optimized model's outputs compared with it and
+    dropped, then the baseline's."""
+    import copy
+    from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
+    from kernelopt.worker.session import flatten
+    torch = _torch()
+    model64 = copy.deepcopy(model).double()
+    with torch.no_grad():
+        ref = flatten(model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                                for x in inputs]))
+    del model64
+    _release()
+    outs = []
+    with torch.no_grad():
+        opt = flatten(optimized(*inputs))
+    for i, (o, r) in enumerate(zip(opt, ref)):
+        a, rt = tolerance_for(o.dtype, atol, rtol)
+        ev = compare_tensors(o, r, a, rt, round_expected_to=o.dtype if o.dtype != r.dtype else None)
+        outs.append({"index": i, "mismatches_vs_eager": ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"],
+                     "max_abs_err_vs_eager": ev["max_abs_err"], "err_optimized": error_vs_reference(o, r)})
+    del opt
+    _release()
+    with torch.no_grad():
+        base = flatten(baseline(*inputs))
+    for out, b, r in zip(outs, base, ref):
+        out["err_baseline"] = error_vs_reference(b, r)
+    return outs
+
+
+def _release():
+    from kernelopt.worker.session import release_memory
+    release_memory()
 
 
 def _helion_export(args):
