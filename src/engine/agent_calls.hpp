@@ -20,7 +20,7 @@
 #include "agents/llm_agents.hpp"
 #include "agents/planner.hpp"
 #include "agents/profiler.hpp"
-#include "engine/kernel_search.hpp"
+#include "engine/context.hpp"
 
 namespace kernelopt::engine {
 

@@ -24,6 +24,7 @@
 #include "engine/gpus.hpp"
 #include "engine/kernel_search.hpp"
 #include "engine/library_use.hpp"
+#include "engine/module_check.hpp"
 #include "llm/chat.hpp"
 #include "engine/run_dir.hpp"
 #include "report/report.hpp"
@@ -129,17 +130,19 @@ size_t search_kernels(Context& ctx, const std::vector<artifact::Module>& modules
     threads.emplace_back([&, i] {
       // started on this thread and stopped before it ends: a worker dies with the thread that started it
       std::unique_ptr<worker::Worker> own;
+      std::optional<ProcessWorker> own_link;
       try {
         if (i > 0) {
           worker::WorkerOptions wo = worker_options(ctx.options, ctx.out);
           wo.log_path = (ctx.out / "logs" / fmt::format("worker{}.log", i)).string();
           wo.visible_devices = gpus[i];
           own = std::make_unique<worker::Worker>(wo);
+          own_link.emplace(*own);
         }
         store::Store st = store::Store::open(ctx.options.workspace / "store.db");
         std::optional<store::Library> library;
         if (ctx.library) library.emplace(store::Library::open(ctx.library->path()));
-        Context c{ctx.options, own ? *own : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
+        Context c{ctx.options, own_link ? static_cast<WorkerLink&>(*own_link) : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
                   ctx.continuing, library ? &*library : nullptr, ctx.fingerprints};
         for (size_t k = next++; k < order.size(); k = next++) search(c, order[k], static_cast<int>(i));
       } catch (...) {
@@ -391,9 +394,10 @@ json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::
   const auto started = std::chrono::steady_clock::now();
   const fs::path out = run_dir.path();
   worker::Worker w(worker_options(o, out));
+  ProcessWorker link(w);
   agents::LlmSession llm(o.llm, st, run_id);
   store::Library library = store::Library::open(o.library_path());
-  Context ctx{o, w, st, run_id, out, {}, o.llm.configured() ? &llm : nullptr};
+  Context ctx{o, link, st, run_id, out, {}, o.llm.configured() ? &llm : nullptr};
   ctx.library = &library;
   ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds},
                    {"input_kind", o.input_kind}};

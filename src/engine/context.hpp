@@ -1,0 +1,66 @@
+/// \file
+/// What every step of a run shares (Context), and the one thing a run needs of a worker
+/// (WorkerLink): a request and its reply. In a run the link is a worker process
+/// (ProcessWorker over worker::Worker); the unit tests give one that replays recorded
+/// replies, so the search and its gates run without a worker.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/llm_session.hpp"
+#include "engine/options.hpp"
+#include "store/library.hpp"
+#include "store/store.hpp"
+#include "worker/worker.hpp"
+
+namespace kernelopt::engine {
+
+/// The worker as the engine asks it: one request, its reply; failures come back as data (worker::Reply).
+class WorkerLink {
+ public:
+  virtual ~WorkerLink() = default;
+  /// Sends `op` with `args` and waits up to timeout_ms (< 0 = forever) for its reply.
+  virtual worker::Reply request(const std::string& op, const nlohmann::json& args, int timeout_ms) = 0;
+};
+
+/// The worker process (worker::Worker) behind a WorkerLink.
+class ProcessWorker final : public WorkerLink {
+ public:
+  explicit ProcessWorker(worker::Worker& worker) : worker_(worker) {}
+  worker::Reply request(const std::string& op, const nlohmann::json& args, int timeout_ms) override {
+    return worker_.request(op, args, timeout_ms);
+  }
+
+ private:
+  worker::Worker& worker_;
+};
+
+/// What every step of a run shares.
+struct Context {
+  const OptimizeOptions& options;
+  WorkerLink& worker;
+  store::Store& store;
+  std::int64_t run_id = 0;
+  std::filesystem::path out;
+  nlohmann::json base_args;  ///< problem, device, seeds, input_kind: identifies the captured session
+  agents::LlmSession* llm = nullptr;  ///< the LLM agents; null or disabled roles = the offline agents
+  bool continuing = false;   ///< this run was started before (resume): reuse what it recorded
+  store::Library* library = nullptr;  ///< the kernel library; null = none
+  std::map<int, std::map<std::string, std::string>> fingerprints;  ///< module -> kernel -> library fingerprint
+
+  /// A worker request whose failure ends the run (capture, profile): throws
+  /// UserError with the worker's one-line message.
+  nlohmann::json request(const std::string& op, const nlohmann::json& args);
+  /// A worker request whose failure is a verdict, not the end of the run (gates, screening). A request
+  /// on several seeds that runs out of the device's memory is asked again on the first seed alone, and
+  /// base_args keeps to that seed from then on.
+  worker::Reply ask(const std::string& op, const nlohmann::json& args);
+  int timeout_ms() const { return options.request_timeout_s * 1000; }
+};
+
+}  // namespace kernelopt::engine
