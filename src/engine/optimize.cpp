@@ -197,64 +197,7 @@ std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::
 json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::Store& st, int64_t run_id,
          RunDir& run_dir, const std::string& problem_hash, const json& options, bool continuing);
 
-/// Everything `kernelopt resume` needs to continue the run as it was started.
-json saved_options(const OptimizeOptions& o) {
-  return {{"problem", fs::absolute(o.problem).string()}, {"workspace", fs::absolute(o.workspace).string()},
-          {"library", fs::absolute(o.library_path()).string()},
-          {"python", o.python}, {"python_path", o.python_path}, {"device", o.device}, {"seeds", o.seeds},
-          {"final_seeds", o.final_seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"check_repeats", o.check_repeats},
-          {"budget", o.budget},
-          {"gate_top_k", o.gate_top_k}, {"screen_trials", o.screen_trials}, {"gate_trials", o.gate_trials},
-          {"request_timeout_s", o.request_timeout_s}, {"final_error_ratio", o.final_error_ratio},
-          {"input_kind", o.input_kind}, {"llm", agents::to_json(o.llm)}, {"coder_candidates", o.coder_candidates},
-          {"repair_rounds", o.repair_rounds}, {"helion_kernel", o.helion_kernel},
-          {"helion_autotune", o.helion_autotune}, {"gpus", o.gpus}};
-}
-
 }  // namespace
-
-OptimizeOptions load_run_options(const fs::path& run_dir) {
-  const fs::path file = run_dir / "options.json";
-  if (!fs::is_regular_file(file)) {
-    throw UserError(fmt::format("{}: not a kernelopt run directory (no options.json)", run_dir.string()));
-  }
-  json j;
-  try {
-    j = json::parse(util::read_file(file));
-    OptimizeOptions o;
-    o.problem = j.at("problem").get<std::string>();
-    o.out_dir = run_dir;
-    o.workspace = j.at("workspace").get<std::string>();
-    o.library = j.value("library", "");
-    o.python = j.at("python");
-    o.python_path = j.value("python_path", "");
-    o.device = j.at("device");
-    o.seeds = j.at("seeds").get<std::vector<int>>();
-    o.final_seeds = j.at("final_seeds").get<std::vector<int>>();
-    o.atol = j.at("atol");
-    o.rtol = j.at("rtol");
-    o.check_repeats = j.value("check_repeats", 3);  // runs started before the option: the default
-    o.budget = j.at("budget");
-    o.gate_top_k = j.at("gate_top_k");
-    o.screen_trials = j.at("screen_trials");
-    o.gate_trials = j.at("gate_trials");
-    o.request_timeout_s = j.at("request_timeout_s");
-    o.final_error_ratio = j.at("final_error_ratio");
-    o.input_kind = j.at("input_kind");
-    o.llm = agents::llm_config_from_json(j.at("llm"));
-    o.coder_candidates = j.at("coder_candidates");
-    o.repair_rounds = j.at("repair_rounds");
-    o.helion_kernel = j.value("helion_kernel", "");
-    o.helion_autotune = j.value("helion_autotune", false);
-    o.gpus = j.value("gpus", "1");
-    o.resume = true;
-    return o;
-  } catch (const UserError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw UserError(fmt::format("{}: unreadable: {}", file.string(), e.what()));
-  }
-}
 
 json optimize(const OptimizeOptions& o) {
   if (fs::is_directory(o.problem)) {
@@ -389,6 +332,172 @@ json update_library(Context& ctx, store::Library& library, const std::vector<art
   return {{"path", library.path().string()}, {"reused", reused}, {"written", written}};
 }
 
+/// Stage 0: the problem file (a Helion run's exported Triton file), then the GPU, before the first progress
+/// line: bad input is one line on stderr. Returns what a Helion export said (null otherwise).
+json validate_input(Context& ctx, const fs::path& out) {
+  const auto& o = ctx.options;
+  json helion;  // a Helion run: what the export said (kernel, config, Helion's version)
+  try {
+    if (o.input_kind == "helion") ctx.base_args["problem"] = export_helion(ctx, out, ctx.continuing, helion).string();
+    ctx.request("validate", ctx.base_args);
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {  // the worker did not start: a wrong --python, or torch missing
+    throw UserError(fmt::format("the worker did not start with {}: {}", o.python, e.what()));
+  }
+  return helion;
+}
+
+/// What the capture gave: the worker's reply and the output modules parsed from it.
+struct Capture {
+  json reply;
+  std::vector<artifact::Module> modules;
+};
+
+/// Stage 1: the problem compiled (or a standalone file's launches recorded) on the seeds; the modules and
+/// their kernels' library fingerprints.
+Capture capture_modules(Context& ctx, const fs::path& out) {
+  const auto& o = ctx.options;
+  spdlog::info("[1/5] capturing: {} {} (seeds {})", o.standalone() ? "the launches of" : "torch.compile of",
+               ctx.base_args["problem"].get<std::string>(), fmt::join(o.seeds, ","));
+  json cap_args = ctx.base_args;
+  cap_args["out_dir"] = out.string();
+  Capture cap;
+  cap.reply = ctx.request("capture", cap_args);
+  for (const auto& m : cap.reply["modules"]) {
+    std::string path = m["path"];
+    cap.modules.push_back(artifact::module_from_json(m["artifact"], util::read_file(path), m["index"], path));
+    if (m.contains("fingerprints")) {
+      ctx.fingerprints[m["index"].get<int>()] = m["fingerprints"].get<std::map<std::string, std::string>>();
+    }
+  }
+  for (const auto& m : cap.modules) {
+    spdlog::info("  module {}: {} Triton kernel(s), {} vendor call(s)", m.index, m.kernels.size(), m.vendor_calls.size());
+  }
+  return cap;
+}
+
+/// Stage 2 for one module: its kernels profiled, diagnosed and given a budget (the LLM Profiler and Planner
+/// where configured). Kernels with a budget become search jobs (`index`: the module's place in the report).
+report::ModuleReport profile_and_plan(Context& ctx, const artifact::Module& m, size_t index, std::vector<SearchJob>& jobs) {
+  spdlog::info("[2/5] profiling module {}", m.index);
+  json raw;
+  auto profiles = profile_module(ctx, m, raw);
+  if (ctx.llm) {  // the LLM Profiler's diagnosis replaces the rules' sentence; the numbers stay measured
+    for (const auto& [name, text] : ask_profiler(ctx, profiles, raw.value("bandwidth_gbps", 0.0))) {
+      for (auto& p : profiles) {
+        if (p.name == name) p.diagnosis = text;
+      }
+    }
+  }
+  report::ModuleReport mr;
+  mr.index = m.index;
+  mr.module_ms = verify::median(samples_of(raw["module_samples_ms"]));
+  mr.bandwidth_gbps = raw.value("bandwidth_gbps", 0.0);
+  for (const auto& v : m.vendor_calls) mr.vendor_calls.push_back(v.op);
+  auto plan = agents::plan(profiles, ctx.options.budget);
+  if (ctx.llm) {
+    if (auto llm_plan = ask_planner(ctx, profiles, ctx.options.budget)) plan = *llm_plan;
+  }
+  for (const auto& p : profiles) {
+    const auto* k = m.find_kernel(p.name);
+    const json& raw_k = *std::find_if(raw["kernels"].begin(), raw["kernels"].end(),
+                                      [&](const json& j) { return j["name"] == p.name; });
+    ctx.store.upsert_kernel(ctx.run_id, m.index, p.name, p.kind, k->source_hash, p.to_json());
+    report::KernelReport kr;
+    kr.profile = p;
+    kr.aten_ops = k->aten_ops;
+    kr.baseline_config = raw_k["config"];
+    auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& pi) { return pi.kernel == p.name; });
+    if (it != plan.end()) kr.plan = *it;
+    spdlog::info("  {} {}: {:.4f} ms ({:.0f}% of module), {}", p.kind, p.name, p.time_ms, 100 * p.share,
+                 p.diagnosis);
+    mr.kernels.push_back(kr);
+  }
+  for (size_t k = 0; k < mr.kernels.size(); ++k) {
+    auto& kr = mr.kernels[k];
+    if (kr.plan.budget > 0) {
+      jobs.push_back({index, k});
+      continue;
+    }
+    kr.outcome.status = "skipped";
+    kr.outcome.why = kr.plan.why.rfind("skipped: ", 0) == 0 ? kr.plan.why.substr(9) : kr.plan.why;
+  }
+  return mr;
+}
+
+/// Stage 3: the planned kernel searches; per module, kernel name -> the winning kernel source.
+std::vector<std::map<std::string, std::string>> tune_kernels(Context& ctx, const std::vector<artifact::Module>& modules,
+                                                             report::Report& rep, const std::vector<SearchJob>& jobs,
+                                                             const std::vector<std::string>& gpus,
+                                                             std::map<std::string, worker::RequestTime>& other_workers) {
+  spdlog::info("[3/5] tuning: {} kernel(s) planned", jobs.size());
+  rep.cost.workers = static_cast<int>(search_kernels(ctx, modules, rep, jobs, gpus, other_workers));
+  std::vector<std::map<std::string, std::string>> winners(modules.size());
+  for (const auto& mr : rep.modules) {
+    for (const auto& kr : mr.kernels) {
+      if (kr.outcome.status == "improved") winners[mr.index][kr.profile.name] = kr.outcome.winner_source;
+    }
+  }
+  return winners;
+}
+
+/// Stage 4: each module with its winners stitched in, written to the run directory; the modules' texts.
+std::vector<std::string> stitch_modules(Context& ctx, const std::vector<artifact::Module>& modules,
+                                        const std::vector<std::map<std::string, std::string>>& winners,
+                                        report::Report& rep, RunDir& run_dir) {
+  spdlog::info("[4/5] stitching");
+  std::vector<std::string> stitched(modules.size());
+  for (const auto& m : modules) {
+    std::string optimized = stitch_module(ctx, m, winners[m.index], rep.modules[m.index]);
+    run_dir.write_optimized(m.index, optimized, optimized != m.source);
+    stitched[m.index] = optimized;
+  }
+  run_dir.write_manifest();
+  return stitched;
+}
+
+/// Stage 5: the run as users load it, on fresh seeds. Not verified, or not faster end to end: the baseline
+/// modules are written back and checked again.
+void verify_end_to_end(Context& ctx, const std::vector<artifact::Module>& modules, report::Report& rep,
+                       RunDir& run_dir) {
+  spdlog::info("[5/5] verifying end to end on fresh seeds {}", fmt::join(ctx.options.final_seeds, ","));
+  rep.end_to_end = final_check(ctx, run_dir);
+  if (rep.end_to_end.passed && run_dir.any_optimized() && rep.end_to_end.speedup.speedup < 1.0) {
+    // verified per kernel, but the model as users call it is not measured faster: when unsure, keep the baseline
+    rep.end_to_end.passed = false;
+    rep.end_to_end.why = fmt::format("end to end {:.3f}x [{:.3f}, {:.3f}] is not faster than the baseline",
+                                     rep.end_to_end.speedup.speedup, rep.end_to_end.speedup.ci_low,
+                                     rep.end_to_end.speedup.ci_high);
+  }
+  if (!rep.end_to_end.passed && run_dir.any_optimized()) {
+    spdlog::warn("end-to-end verification failed ({}); keeping the compiler's baseline", rep.end_to_end.why);
+    for (const auto& m : modules) run_dir.write_optimized(m.index, m.source, false);
+    run_dir.write_manifest();
+    rep.reverted_why = rep.end_to_end.why;
+    rep.end_to_end = final_check(ctx, run_dir);
+  }
+  rep.improved = run_dir.any_optimized();
+}
+
+/// A standalone run's optimized file under the user's own file name, drop-in: same launcher, same names;
+/// only the verified kernels differ.
+void write_standalone_file(const Context& ctx, const fs::path& out) {
+  const fs::path named = out / "optimized" / fs::path(ctx.base_args["problem"].get<std::string>()).filename();
+  util::write_file_atomic(named, util::read_file(out / "optimized" / "module0.py"));
+  spdlog::info("optimized kernel file: {}", named.string());
+}
+
+/// report.json and report.md written, the run marked done in the store; returns report.json.
+json write_report(Context& ctx, report::Report& rep) {
+  json report_json = report::to_json(rep);
+  report::write(rep, ctx.out);
+  ctx.store.set_run_status(ctx.run_id, "done", report_json["summary"]);
+  spdlog::info("done: {}", report_json["summary"]["headline"].get<std::string>());
+  spdlog::info("outputs in {} (report.md, report.json, optimized/, manifest.json)", ctx.out.string());
+  return report_json;
+}
+
 json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::Store& st, int64_t run_id,
          RunDir& run_dir, const std::string& problem_hash, const json& options, bool continuing) {
   const auto started = std::chrono::steady_clock::now();
@@ -403,147 +512,32 @@ json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::
                    {"input_kind", o.input_kind}};
   ctx.continuing = continuing;
 
-  // The problem file, then the GPU, before the first progress line: bad input is one line on stderr.
-  json helion;  // a Helion run: what the export said (kernel, config, Helion's version)
-  try {
-    if (o.input_kind == "helion") ctx.base_args["problem"] = export_helion(ctx, out, continuing, helion).string();
-    ctx.request("validate", ctx.base_args);
-  } catch (const UserError&) {
-    throw;
-  } catch (const std::exception& e) {  // the worker did not start: a wrong --python, or torch missing
-    throw UserError(fmt::format("the worker did not start with {}: {}", o.python, e.what()));
-  }
-  spdlog::info("[1/5] capturing: {} {} (seeds {})", o.standalone() ? "the launches of" : "torch.compile of",
-               ctx.base_args["problem"].get<std::string>(), fmt::join(o.seeds, ","));
-  json cap_args = ctx.base_args;
-  cap_args["out_dir"] = out.string();
-  json capture = ctx.request("capture", cap_args);
-  std::vector<artifact::Module> modules;
-  for (const auto& m : capture["modules"]) {
-    std::string path = m["path"];
-    modules.push_back(artifact::module_from_json(m["artifact"], util::read_file(path), m["index"], path));
-    if (m.contains("fingerprints")) {
-      ctx.fingerprints[m["index"].get<int>()] = m["fingerprints"].get<std::map<std::string, std::string>>();
-    }
-  }
-  for (const auto& m : modules) {
-    spdlog::info("  module {}: {} Triton kernel(s), {} vendor call(s)", m.index, m.kernels.size(), m.vendor_calls.size());
-  }
-
+  const json helion = validate_input(ctx, out);
+  const Capture cap = capture_modules(ctx, out);
   report::Report rep;
   rep.problem = o.problem.string();
   rep.problem_hash = problem_hash;
   rep.out_dir = out.string();
-  rep.versions = capture["versions"];
+  rep.versions = cap.reply["versions"];
   rep.options = options;
-  rep.problem_work = capture.value("work", json());  // a standalone kernel file has none
-
-  std::vector<std::map<std::string, std::string>> winners(modules.size());
+  rep.problem_work = cap.reply.value("work", json());  // a standalone kernel file has none
   std::vector<SearchJob> jobs;
-  for (auto& m : modules) {
-    spdlog::info("[2/5] profiling module {}", m.index);
-    json raw;
-    auto profiles = profile_module(ctx, m, raw);
-    if (ctx.llm) {  // the LLM Profiler's diagnosis replaces the rules' sentence; the numbers stay measured
-      for (const auto& [name, text] : ask_profiler(ctx, profiles, raw.value("bandwidth_gbps", 0.0))) {
-        for (auto& p : profiles) {
-          if (p.name == name) p.diagnosis = text;
-        }
-      }
-    }
-    report::ModuleReport mr;
-    mr.index = m.index;
-    mr.module_ms = verify::median(samples_of(raw["module_samples_ms"]));
-    mr.bandwidth_gbps = raw.value("bandwidth_gbps", 0.0);
-    for (const auto& v : m.vendor_calls) mr.vendor_calls.push_back(v.op);
-    auto plan = agents::plan(profiles, o.budget);
-    if (ctx.llm) {
-      if (auto llm_plan = ask_planner(ctx, profiles, o.budget)) plan = *llm_plan;
-    }
-    for (const auto& p : profiles) {
-      const auto* k = m.find_kernel(p.name);
-      const json& raw_k = *std::find_if(raw["kernels"].begin(), raw["kernels"].end(),
-                                        [&](const json& j) { return j["name"] == p.name; });
-      st.upsert_kernel(run_id, m.index, p.name, p.kind, k->source_hash, p.to_json());
-      report::KernelReport kr;
-      kr.profile = p;
-      kr.aten_ops = k->aten_ops;
-      kr.baseline_config = raw_k["config"];
-      auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& pi) { return pi.kernel == p.name; });
-      if (it != plan.end()) kr.plan = *it;
-      spdlog::info("  {} {}: {:.4f} ms ({:.0f}% of module), {}", p.kind, p.name, p.time_ms, 100 * p.share,
-                   p.diagnosis);
-      mr.kernels.push_back(kr);
-    }
-    for (size_t k = 0; k < mr.kernels.size(); ++k) {
-      auto& kr = mr.kernels[k];
-      if (kr.plan.budget > 0) {
-        jobs.push_back({rep.modules.size(), k});
-        continue;
-      }
-      kr.outcome.status = "skipped";
-      kr.outcome.why = kr.plan.why.rfind("skipped: ", 0) == 0 ? kr.plan.why.substr(9) : kr.plan.why;
-    }
-    rep.modules.push_back(mr);
-  }
-
-  spdlog::info("[3/5] tuning: {} kernel(s) planned", jobs.size());
+  for (const auto& m : cap.modules) rep.modules.push_back(profile_and_plan(ctx, m, rep.modules.size(), jobs));
   std::map<std::string, worker::RequestTime> other_workers;
-  const size_t workers = search_kernels(ctx, modules, rep, jobs, gpus, other_workers);
-  for (const auto& mr : rep.modules) {
-    for (const auto& kr : mr.kernels) {
-      if (kr.outcome.status == "improved") winners[mr.index][kr.profile.name] = kr.outcome.winner_source;
-    }
-  }
+  const auto winners = tune_kernels(ctx, cap.modules, rep, jobs, gpus, other_workers);
+  const auto stitched = stitch_modules(ctx, cap.modules, winners, rep, run_dir);
+  verify_end_to_end(ctx, cap.modules, rep, run_dir);
+  if (o.standalone() && !cap.modules.empty()) write_standalone_file(ctx, out);
 
-  spdlog::info("[4/5] stitching");
-  std::vector<std::string> stitched(modules.size());
-  for (auto& m : modules) {
-    auto& mr = rep.modules[m.index];
-    std::string optimized = stitch_module(ctx, m, winners[m.index], mr);
-    run_dir.write_optimized(m.index, optimized, optimized != m.source);
-    stitched[m.index] = optimized;
-  }
-  run_dir.write_manifest();
-
-  spdlog::info("[5/5] verifying end to end on fresh seeds {}", fmt::join(o.final_seeds, ","));
-  rep.end_to_end = final_check(ctx, run_dir);
-  if (rep.end_to_end.passed && run_dir.any_optimized() && rep.end_to_end.speedup.speedup < 1.0) {
-    // verified per kernel, but the model as users call it is not measured faster: when unsure, keep the baseline
-    rep.end_to_end.passed = false;
-    rep.end_to_end.why = fmt::format("end to end {:.3f}x [{:.3f}, {:.3f}] is not faster than the baseline",
-                                     rep.end_to_end.speedup.speedup, rep.end_to_end.speedup.ci_low,
-                                     rep.end_to_end.speedup.ci_high);
-  }
-  if (!rep.end_to_end.passed && run_dir.any_optimized()) {
-    spdlog::warn("end-to-end verification failed ({}); keeping the compiler's baseline", rep.end_to_end.why);
-    for (auto& m : modules) run_dir.write_optimized(m.index, m.source, false);
-    run_dir.write_manifest();
-    rep.reverted_why = rep.end_to_end.why;
-    rep.end_to_end = final_check(ctx, run_dir);
-  }
-  rep.improved = run_dir.any_optimized();
-  if (o.standalone() && !modules.empty()) {
-    // the user's file (or Helion's exported code), drop-in: same launcher, same names; only the verified kernels differ
-    const fs::path named = out / "optimized" / fs::path(ctx.base_args["problem"].get<std::string>()).filename();
-    util::write_file_atomic(named, util::read_file(out / "optimized" / "module0.py"));
-    spdlog::info("optimized kernel file: {}", named.string());
-  }
   rep.input_kind = o.input_kind;
   rep.helion = helion;
-  rep.library = update_library(ctx, library, modules, stitched, rep, capture);
+  rep.library = update_library(ctx, library, cap.modules, stitched, rep, cap.reply);
   if (ctx.llm) rep.llm = ctx.llm->usage();
   rep.cost.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   rep.cost.continued = continuing;
   rep.cost.requests = w.request_times();
   add_request_times(rep.cost.requests, other_workers);
-  rep.cost.workers = static_cast<int>(workers);
-  json report_json = report::to_json(rep);
-  report::write(rep, out);
-  st.set_run_status(run_id, "done", report_json["summary"]);
-  spdlog::info("done: {}", report_json["summary"]["headline"].get<std::string>());
-  spdlog::info("outputs in {} (report.md, report.json, optimized/, manifest.json)", out.string());
-  return report_json;
+  return write_report(ctx, rep);
 }
 
 }  // namespace

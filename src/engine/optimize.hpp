@@ -33,6 +33,9 @@ class WaitingForAnswers : public std::runtime_error {
 /// re-measured, LLM exchanges replay from the store.
 nlohmann::json optimize(const OptimizeOptions& options);
 
+/// Everything `kernelopt resume` needs to continue the run as it was started (a run's options.json).
+nlohmann::json saved_options(const OptimizeOptions& options);
+
 /// The options a run in run_dir was started with (its options.json), set to resume.
 OptimizeOptions load_run_options(const std::filesystem::path& run_dir);
 
