@@ -12,8 +12,8 @@ e2e_ms - e2e_padded_ms is the host time that the flush does not hide; no kernel 
 import sys, statistics, json, os
 sys.path.insert(0, "python")
 import torch
-from kernelopt.worker.problem import load_problem, build_model, make_inputs
-from kernelopt.worker import timing
+from kernelopt.problem import load_problem, build_model, make_inputs
+from kernelopt.device import timing
 
 def e2e(fn, trials=40, pad_cycles=0):
     """Median of `trials` bench-style timings (timing.time_once: L2 flushed, then the GPU held for pad_cycles)."""

@@ -1,6 +1,6 @@
 /// \file
 /// The artifact: what kernelopt knows about one Inductor output module, built
-/// from the JSON that python/kernelopt/worker/artifact.py emits plus the
+/// from the JSON that python/kernelopt/artifact/inductor.py emits plus the
 /// module's source text. It names what the engine may change (the Triton
 /// sub-kernels, with the byte spans of their source, heuristics decorator and
 /// function inside the module) and what it must keep (vendor calls, buffers,

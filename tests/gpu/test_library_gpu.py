@@ -14,7 +14,7 @@ BINARY = os.path.join(ROOT, "build", "tools", "kernelopt", "kernelopt")
 def test_optimize_then_compile_with_the_library(tmp_path):
     import torch
     import kernelopt
-    from kernelopt.worker.problem import build_model, load_problem, make_inputs
+    from kernelopt.problem import build_model, load_problem, make_inputs
 
     if not os.path.isfile(BINARY):
         pytest.skip(f"{BINARY} is not built (scripts/build.sh)")

@@ -31,7 +31,7 @@ def peak_of(op, args):
 
 def test_every_op_stays_within_the_budget(tmp_path):
     from kernelopt.worker import ops
-    from kernelopt.worker.session import release_sessions
+    from kernelopt.inputs.module.session import release_sessions
     problem = tmp_path / "softmax_1gib.py"
     problem.write_text(PROBLEM)
     out = tmp_path / "run"

@@ -12,7 +12,7 @@ LINE = "@triton.heuristics(values={{'num_warps': lambda args: {w}, 'num_stages':
 
 
 def _pinned(tmp_path, text):
-    from kernelopt.worker.standalone import parse_file
+    from kernelopt.artifact.triton_file import parse_file
     raw = open(SOFTMAX, "rb").read()
     start = next(k for k in parse_file(raw.decode())["kernels"] if k["name"] == "softmax_kernel")["source_span"][0]
     path = tmp_path / "cand.py"
@@ -38,7 +38,7 @@ def _compiled(mod):
 
 def test_pinned_config_is_what_triton_compiles(tmp_path):
     import torch
-    from kernelopt.worker.standalone import load_file
+    from kernelopt.inputs.triton.session import load_file
     orig, cand = load_file(SOFTMAX), load_file(_pinned(tmp_path, LINE.format(w=2, s=1)))
     base_k, cand_k = _compiled(orig), _compiled(cand)
     x = torch.randn(64, 1024, device="cuda")
@@ -51,7 +51,7 @@ def test_pinned_config_is_what_triton_compiles(tmp_path):
 
 def test_a_one_config_autotune_cannot_override_the_launcher(tmp_path):
     import torch
-    from kernelopt.worker.standalone import load_file
+    from kernelopt.inputs.triton.session import load_file
     line = "@triton.autotune(configs=[triton.Config({}, num_warps=2, num_stages=1)], key=[])\n"
     cand = load_file(_pinned(tmp_path, line))
     with pytest.raises(TypeError, match="multiple values for keyword argument 'num_warps'"):

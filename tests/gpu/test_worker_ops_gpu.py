@@ -17,7 +17,7 @@ def captured(tmp_path_factory):
 
 
 def stitched(module_path, kernel, edit, out):
-    from kernelopt.worker.artifact import parse_module
+    from kernelopt.artifact.inductor import parse_module
     src = open(module_path).read()
     k = next(k for k in parse_module(src)["kernels"] if k["name"] == kernel)
     raw = src.encode()
@@ -79,7 +79,7 @@ def test_bench_interleaves_baseline_and_candidates(captured):
 def test_loader_runs_the_baseline_when_nothing_changed(captured):
     import torch
     from kernelopt.runtime.loader import load_run
-    from kernelopt.worker.problem import make_inputs
+    from kernelopt.problem import make_inputs
     args, cap, out = captured
     manifest = {"modules": [{"index": 0, "baseline": "baseline/module0.py", "optimized": None}]}
     (out / "manifest.json").write_text(json.dumps(manifest))

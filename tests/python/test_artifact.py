@@ -4,7 +4,7 @@ import os
 
 import pytest
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
-from kernelopt.worker.artifact import ArtifactError, parse_module
+from kernelopt.artifact.inductor import ArtifactError, parse_module
 
 
 def load(name):

@@ -12,8 +12,8 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from kernelopt.worker.artifact import parse_module  # noqa: E402
-from kernelopt.worker.kernels import guard_bytes  # noqa: E402
+from kernelopt.artifact.inductor import parse_module  # noqa: E402
+from kernelopt.device.kernels import guard_bytes  # noqa: E402
 from kernelopt.worker.ops import op_check  # noqa: E402
 
 
@@ -115,7 +115,7 @@ def test_softmax_skipping_rows_that_look_computed_is_caught_by_the_stale_runs(tm
 def padded_outputs(monkeypatch, position, tail=1000):
     """Synthetic arguments where the tensor at `position` is the head of a larger NaN-filled
     allocation, as Inductor passes a slice of a shared buffer (a cat's part) to a kernel."""
-    from kernelopt.worker import kernels as K
+    from kernelopt.device import kernels as K
     real = K.synthetic_args
 
     def synthetic_args(artifact, site, seed, device="cpu", scale=1.0):
@@ -158,8 +158,8 @@ def flaky_launches(monkeypatch, which, on_calls, bump=1.0, at=(5, 7)):
     """Makes the `which` kernel ("candidate" or "baseline") add `bump` to out_ptr2[at] on the given
     call numbers of its launches (1-based): a result that differs between launches on identical
     inputs, deterministically, which a race on a GPU gives at random (the interpreter is sequential)."""
-    from kernelopt.worker import kernels as K
-    from kernelopt.worker import ops
+    from kernelopt.device import kernels as K
+    from kernelopt.inputs.module import ops  # the nn.Module input kind's ops, where op_check loads kernels
     objs, calls = {}, {"n": 0}
     real_from_module, real_launch = ops._kernel_from_module, K.launch
 

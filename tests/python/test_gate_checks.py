@@ -4,7 +4,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kernelopt.worker.gate_checks import (Call, Lazy, check_launches, first_bit_difference, same,  # noqa: E402
+from kernelopt.gates.launches import (Call, Lazy, check_launches, first_bit_difference, same,  # noqa: E402
                                           program_halves)
 
 NAMES = ["in_ptr0", "out_ptr0", "n"]
@@ -90,7 +90,7 @@ def test_launch_copies_keep_the_layout_inductor_baked_into_the_kernel():
     # Inductor passes slices of a wider buffer (a torch.cat's parts) and bakes their strides into
     # the kernel; a compacting .clone() would make it index past the copy (two level-3 problems lost
     # the CUDA context while profiling that way). kernels.clone_args is what profiling and timing use.
-    from kernelopt.worker import kernels as K
+    from kernelopt.device import kernels as K
     wide = torch.arange(2 * 6 * 4, dtype=torch.float32).reshape(2, 6, 4)
     left, right = wide[:, :3], wide[:, 3:]
     assert not right.is_contiguous() and right.clone().stride() != right.stride()
@@ -109,8 +109,8 @@ def test_launch_bytes_count_an_argument_updated_in_place_twice():
     # the captured MLP block's bias+GELU kernel updates the GEMM's output in place (in_out_ptr0):
     # read and written, so its bytes cross twice; the bias (in_ptr0) is read once
     import os
-    from kernelopt.worker.artifact import parse_module
-    from kernelopt.worker.ops import launch_bytes
+    from kernelopt.artifact.inductor import parse_module
+    from kernelopt.inputs.module.ops import launch_bytes
     fixtures = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
     art = parse_module(open(os.path.join(fixtures, "mlp_block_small.py")).read())
     k = next(k for k in art["kernels"] if k["mutated_args"] == ["in_out_ptr0"])
@@ -157,7 +157,7 @@ def test_program_halves_wrap_the_kernel_body_in_one_half_of_the_grid():
 def test_halves_copies_launch_with_the_config_the_candidate_chose():
     from types import SimpleNamespace as NS
 
-    from kernelopt.worker.kernels import pin_config
+    from kernelopt.device.kernels import pin_config
 
     def cfg(x):
         return NS(kwargs={"XBLOCK": x}, num_warps=4, num_stages=1)
@@ -202,7 +202,7 @@ def test_halves_of_the_grid_catch_a_race_between_programs_that_launch_order_hide
     # where a program clears the next row before writing its own passes the plain comparison (as on
     # a GPU, where the programs of a small grid run side by side) and loses when the upper half of
     # the programs runs first
-    from kernelopt.worker.standalone import load_file
+    from kernelopt.inputs.triton.session import load_file
     names = ["x_ptr", "out_ptr", "n"]
     recs = [(s, 0, "model", Call([torch.randn(4, 5, generator=torch.Generator().manual_seed(s)), torch.zeros(4, 5), 5]))
             for s in (0, 1)]
@@ -248,7 +248,7 @@ def test_halves_are_loaded_and_run_only_for_a_candidate_that_passed_every_earlie
 def test_comparisons_chunk_by_chunk_give_the_evidence_of_one_pass(monkeypatch):
     # a 6-16 GB output is compared a chunk at a time (float64 temporaries of one chunk); the counts,
     # maxima and first mismatches (as indices into the whole shape) must be those of the whole
-    from kernelopt.worker import compare
+    from kernelopt.gates import compare
     torch.manual_seed(0)
     expected = torch.randn(6, 7, 5)
     got = expected.clone()

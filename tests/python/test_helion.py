@@ -69,7 +69,7 @@ def test_helion_rms_norm_through_the_gates_keeps_the_helion_call_signature(kerne
     text = optimized.read_text()
     assert "def rms_norm(x: torch.Tensor, weight: torch.Tensor, *, _launcher=_default_launcher):" in text
     import torch
-    from kernelopt.worker.standalone import interpreter_libdevice
+    from kernelopt.inputs.triton.session import interpreter_libdevice
     interpreter_libdevice()  # the interpreter's libdevice, for Helion's own code below
     mod = _load(str(optimized))
     example = _load(os.path.join(ROOT, "examples", "helion", "rms_norm.py"))
@@ -91,7 +91,7 @@ def test_helion_kernel_gets_launch_configs_from_the_offline_tuner(kernelopt, tmp
     import sqlite3
     import torch
     from kernelopt.worker import ops
-    from kernelopt.worker.standalone import interpreter_libdevice
+    from kernelopt.inputs.triton.session import interpreter_libdevice
     run = _run(kernelopt, tmp_path, os.path.join(ROOT, "examples", "helion", "rms_norm.py"), "--budget", "3")
     assert run.returncode == 0, run.stderr[-4000:]
     out = tmp_path / "run"

@@ -15,7 +15,7 @@ import pytest
 
 from kernelopt.library.fingerprint import (inductor_fingerprints, normalized_source, rename_kernel)
 from kernelopt.library.substitute import LibraryError, read_library, substitute
-from kernelopt.worker.artifact import parse_module
+from kernelopt.artifact.inductor import parse_module
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
 H200 = "NVIDIA H200"

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 import torch
 
-from kernelopt.worker.problem import (INIT_SEED, ProblemError, build_model, check_problem, load_problem,
+from kernelopt.problem import (INIT_SEED, ProblemError, build_model, check_problem, load_problem,
                                       make_inputs)
 
 GOOD = """
@@ -188,7 +188,7 @@ def test_check_problem_confirms_meta_failures_on_the_cpu(tmp_path):
 # problem_work: the end-to-end roofline's minimum bytes and FLOPs, on the CPU
 
 def test_problem_work_of_a_linear_model_is_2mnk_flops_and_every_tensor_once():
-    from kernelopt.worker.problem import problem_work
+    from kernelopt.problem import problem_work
     m, k, n = 8, 32, 16
     torch.manual_seed(0)
     model = torch.nn.Linear(k, n).eval()
@@ -223,7 +223,7 @@ class _AddInPlace(torch.nn.Module):
 
 
 def test_problem_work_of_a_pointwise_model_is_no_flops_and_input_plus_output():
-    from kernelopt.worker.problem import problem_work
+    from kernelopt.problem import problem_work
     x = torch.randn(64, 48)
     work = problem_work(_Relu(), [x])
     assert work["flops"] == 0
@@ -232,7 +232,7 @@ def test_problem_work_of_a_pointwise_model_is_no_flops_and_input_plus_output():
 
 
 def test_problem_work_counts_each_storage_once():
-    from kernelopt.worker.problem import problem_work, storage_bytes
+    from kernelopt.problem import problem_work, storage_bytes
     x = torch.randn(10, 6)
     assert problem_work(_Identity(), [x])["min_bytes"] == x.numel() * 4  # the output is the input
     assert problem_work(_RowOfInput(), [x])["min_bytes"] == x.numel() * 4  # a view of it
@@ -242,7 +242,7 @@ def test_problem_work_counts_each_storage_once():
 
 
 def test_problem_work_leaves_the_callers_inputs_unchanged():
-    from kernelopt.worker.problem import problem_work
+    from kernelopt.problem import problem_work
     x = torch.zeros(4, 4)
     work = problem_work(_AddInPlace(), [x, 3])
     assert torch.equal(x, torch.zeros(4, 4))
@@ -271,7 +271,7 @@ def get_init_inputs():
 
 
 def test_session_work_is_measured_once_and_a_failing_forward_is_an_error_not_a_failed_capture(tmp_path):
-    from kernelopt.worker.session import Session
+    from kernelopt.inputs.module.session import Session
     good = Session(write(tmp_path, GOOD), "cpu", [0, 1, 2])  # no torch.compile: the work needs only the inputs
     good._measure_work()  # what capture() does first, before compiling
     work = good.work()

@@ -1,4 +1,4 @@
-"""The rewrite library (python/kernelopt/worker/rewrite.py) on real Inductor kernels.
+"""The rewrite library (python/kernelopt/coder/rewrite.py) on real Inductor kernels.
 
 The kernels are the looped reductions captured on an H200 (tests/fixtures/inductor/softmax.py:
 4096 x 8192 online softmax; layernorm.py: 16384 x 4096 Welford layer norm; softmax_long_row.py:
@@ -17,9 +17,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from kernelopt.worker import kernels  # noqa: E402
-from kernelopt.worker.artifact import parse_module  # noqa: E402
-from kernelopt.worker.rewrite import op_rewrite, resident_row, reverse_pass, NotApplicable  # noqa: E402
+from kernelopt.device import kernels  # noqa: E402
+from kernelopt.artifact.inductor import parse_module  # noqa: E402
+from kernelopt.coder.rewrite import op_rewrite, resident_row, reverse_pass, NotApplicable  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
 HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
@@ -285,7 +285,7 @@ def test_reverse_pass_declines_single_pass_kernels():
 
 
 def test_short_rows_share_a_program_and_still_match(monkeypatch):
-    from kernelopt.worker import rewrite
+    from kernelopt.coder import rewrite
     monkeypatch.setattr(rewrite, "MIN_PROGRAMS", 8)  # the interpreter's size: 16 rows, not thousands
     name, text = kernel_function("softmax", "triton_red_")
     rows, cols = 16, 100  # rows of 100: a 128 block; 2 rows per program keeps 8 programs
@@ -313,7 +313,7 @@ def test_short_rows_share_a_program_and_still_match(monkeypatch):
                                                (128, 10**6, 32), (128, 2000, 2), (128, 700, 1), (128, None, 1),
                                                (128, 3 * 2**20, 32), (128, 5 * 2**18 + 2, 2), (128, 2001 * 8, 8)])
 def test_rows_per_program(block, xnumel, want):
-    from kernelopt.worker.rewrite import _rows_per_program
+    from kernelopt.coder.rewrite import _rows_per_program
     assert _rows_per_program(block, xnumel) == want
 
 

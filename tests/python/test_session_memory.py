@@ -30,7 +30,7 @@ ONE_SEED = (64 * 256 + 256) * 4  # the call's arguments: the input and the param
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    from kernelopt.worker.session import get_session, release_sessions
+    from kernelopt.inputs.module.session import get_session, release_sessions
     path = tmp_path_factory.mktemp("p") / "softmax.py"
     path.write_text(PROBLEM)
     yield get_session(str(path), "cpu", [0, 1, 2])
@@ -71,7 +71,7 @@ def test_the_float64_reference_takes_the_place_of_the_seed_s_arguments(session):
 
 
 def test_model_check_goes_seed_by_seed_and_leaves_one_seed_held(session, tmp_path):
-    from kernelopt.worker.ops import op_model_check
+    from kernelopt.inputs.module.ops import op_model_check
     # the baseline module as its own candidate: every seed's outputs match, seed by seed
     args = {"problem": session.problem_path, "device": "cpu", "seeds": [0, 1, 2], "module": 0,
             "candidate_module": session.modules[0].path}
@@ -82,8 +82,8 @@ def test_model_check_goes_seed_by_seed_and_leaves_one_seed_held(session, tmp_pat
 
 
 def test_the_end_to_end_evidence_holds_one_variant_at_a_time_and_still_sees_a_wrong_one(session):
-    from kernelopt.worker.ops import _final_outputs
-    from kernelopt.worker.problem import make_inputs
+    from kernelopt.inputs.module.ops import _final_outputs
+    from kernelopt.problem import make_inputs
     model = session.model
     inputs = make_inputs(session.problem, session.problem_path, 1000, "cpu")
     right = _final_outputs(model, model, model, inputs, 1e-4, 1e-4)

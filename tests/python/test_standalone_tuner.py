@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kernelopt.worker import ops  # noqa: E402
-from kernelopt.worker.standalone import load_file, parse_file  # noqa: E402
+from kernelopt.inputs.triton.session import load_file, parse_file  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SOFTMAX = os.path.join(ROOT, "examples", "triton", "softmax.py")

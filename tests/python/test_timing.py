@@ -1,7 +1,7 @@
 """The timing harness's trial orders (the CUDA-event timing itself runs in tests/gpu)."""
 import collections
 
-from kernelopt.worker.timing import trial_orders
+from kernelopt.device.timing import trial_orders
 
 
 def test_three_variants_cycle_through_every_order():

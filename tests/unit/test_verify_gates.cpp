@@ -26,7 +26,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 // ---------------------------------------------------------------- static gate
 
-// The worker's analyze facts (python/kernelopt/worker/static.py) for the real
+// The worker's analyze facts (python/kernelopt/artifact/static.py) for the real
 // softmax reduction kernel in tests/fixtures/inductor/softmax.py.
 const char* const kSoftmaxFacts = R"json({"parse_error": null,
  "imports": [{"module": "triton", "names": [], "line": 2}, {"module": "triton.language", "names": [], "line": 3},

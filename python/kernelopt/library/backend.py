@@ -36,7 +36,7 @@ class LibraryBackend:
         """The module source with library kernels substituted (unchanged where nothing matches)."""
         if not self.entries or "async_compile.triton(" not in source:
             return source, []
-        from kernelopt.worker.artifact import ArtifactError, parse_module
+        from kernelopt.artifact.inductor import ArtifactError, parse_module
         try:
             artifact = parse_module(source)
         except (ArtifactError, SyntaxError, ValueError, KeyError):

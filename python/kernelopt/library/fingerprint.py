@@ -114,7 +114,7 @@ def inductor_arg_descriptor(arg_text, buffers):
 
 def inductor_fingerprints(source, artifact, device_name):
     """{kernel name: fingerprint} for every Triton kernel of an Inductor output module, given the
-    parser's artifact of that source (kernelopt.worker.artifact.parse_module)."""
+    parser's artifact of that source (kernelopt.artifact.inductor.parse_module)."""
     raw = source.encode("utf-8")
     out = {}
     for k in artifact["kernels"]:

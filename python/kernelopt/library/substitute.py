@@ -53,7 +53,7 @@ def _safe_literal_text(text, quote):
 def substitute(source, artifact, entries, device_name):
     """(new source, [(kernel name, entry)]): source with every kernel whose fingerprint is in
     entries replaced by the entry's source (renamed to this module's kernel name). artifact is
-    kernelopt.worker.artifact.parse_module(source). Kernels without a match, and entries whose
+    kernelopt.artifact.inductor.parse_module(source). Kernels without a match, and entries whose
     text could not sit inside the literal, leave the module unchanged there."""
     if not entries or not artifact["kernels"]:
         return source, []

@@ -65,7 +65,7 @@ class LoadedRun:
 
     def __init__(self, run_dir, device):
         import torch
-        from kernelopt.worker.problem import build_model, load_problem
+        from kernelopt.problem import build_model, load_problem
         manifest_path = os.path.join(run_dir, "manifest.json")
         if not os.path.isfile(manifest_path):
             raise FileNotFoundError(f"{run_dir}: no manifest.json (not a finished kernelopt run)")

@@ -1,62 +1,28 @@
-"""The worker's ops: name -> function(args dict) -> result dict (see server.py).
+"""The worker's op table: name -> function(args dict) -> result dict (see server.py).
 
-Each op is stateless in meaning: everything it needs is in its arguments. The
-captured session (compiled model, recorded arguments) is a cache keyed by those
-arguments, rebuilt by a fresh worker from the same request.
+Ops that read a problem go to its input kind's ops module, chosen once here (inputs.ops_for):
+inputs/module/ops.py for an nn.Module problem, inputs/triton/ops.py for a standalone Triton file
+(and a Helion kernel's exported one). The rest need no problem: the machine's facts (doctor), gate
+1's facts about a source (analyze), the Coder's rewrite families (rewrite), Helion's export.
+
+Each op is stateless in meaning: everything it needs is in its arguments; a captured session is a
+cache keyed by them, rebuilt by a fresh worker from the same request.
 """
-import json
 import os
 import platform
-import shutil
 import sys
 
-from kernelopt.library.fingerprint import device_name, inductor_fingerprints
-from kernelopt.worker.artifact import parse_module
-from kernelopt.worker.problem import file_hash
-from kernelopt.worker.static import analyze_grid, analyze_source
+from kernelopt.artifact.static import analyze_grid, analyze_source
+from kernelopt.inputs import kind_of, ops_for, run_input_kind
 
-_MODULE_CACHE = {}
-
-
-def _triton_input(args):
-    """True for a standalone Triton kernel file ("input_kind": "triton"); absent or "module" is an
-    nn.Module problem. The standalone ops live in standalone.py and answer with the same shapes."""
-    kind = args.get("input_kind") or "module"
-    if kind not in ("module", "triton", "helion"):
-        raise ValueError(f"unknown input_kind {kind!r} (module, triton or helion)")
-    return kind in ("triton", "helion")  # a Helion run optimizes its exported standalone file
-
-
-def _standalone():
-    from kernelopt.worker import standalone
-    return standalone
-
-
-def _run_input_kind(args):
-    """final_check's input kind: the request's, else the run directory's (manifest.json, then the
-    options.json the engine writes), else module."""
-    if args.get("input_kind"):
-        return args["input_kind"]
-    for name in ("manifest.json", "options.json"):
-        try:
-            with open(os.path.join(args["run_dir"], name)) as f:
-                kind = json.load(f).get("input_kind")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if kind:
-            return kind
-    return "module"
-
-
-def _torch():
-    import torch
-    return torch
+# the ops each input kind implements, with the same answers (inputs/__init__.py)
+BY_KIND = ("validate", "capture", "parse", "compile", "check", "model_check", "profile", "bench", "final_check")
 
 
 def op_doctor(args):
     info = {"python": sys.version.split()[0], "executable": sys.executable, "platform": platform.platform()}
     try:
-        torch = _torch()
+        import torch
         info["torch"] = torch.__version__
         info["cuda_available"] = torch.cuda.is_available()
         info["cuda"] = torch.version.cuda
@@ -76,18 +42,6 @@ def op_doctor(args):
     return info
 
 
-def op_parse(args):
-    if _triton_input(args):
-        return _standalone().op_parse(args)
-    from kernelopt.worker.artifact import ArtifactError
-    try:
-        with open(args["module_path"], encoding="utf-8") as f:
-            source = f.read()
-    except UnicodeDecodeError:
-        raise ArtifactError("not a UTF-8 text file") from None
-    return parse_module(source)
-
-
 def op_analyze(args):
     source = args.get("source")
     if source is None:
@@ -99,412 +53,27 @@ def op_analyze(args):
     return facts
 
 
-def _session(args):
-    from kernelopt.worker.session import get_session
-    return get_session(args["problem"], args.get("device", "cuda"), args.get("seeds", [0, 1, 2]))
-
-
-def _versions():
-    torch = _torch()
-    import triton
-    v = {"torch": torch.__version__, "triton": triton.__version__, "python": sys.version.split()[0]}
-    if torch.cuda.is_available():
-        v["gpu"] = torch.cuda.get_device_name()
-        v["cuda"] = torch.version.cuda
-    return v
-
-
-class NoGpuError(Exception):
-    kind = "no_gpu"
-
-
-def op_validate(args):
-    """The problem file, then the device: what a run needs before torch.compile, checked in that
-    order (a broken problem file is reported as such on any machine, GPU or not)."""
-    if _triton_input(args):
-        return _standalone().op_validate(args)
-    from kernelopt.worker.problem import check_problem, load_problem
-    torch = _torch()
-    path = os.path.abspath(args["problem"])
-    seeds = args.get("seeds") or [0]
-    check_problem(load_problem(path), path, seeds[0])
-    if args.get("device", "cuda").startswith("cuda") and not torch.cuda.is_available():
-        raise NoGpuError("no CUDA GPU is visible to PyTorch (torch.cuda.is_available() is False); "
-                         "optimize needs an NVIDIA GPU (see `kernelopt doctor`)")
-    return {"problem": path, "problem_hash": file_hash(path)}
-
-
-def op_capture(args):
-    """Compile the problem, write its output modules and weights into out_dir, return their artifacts and
-    the problem's work (min_bytes, flops: problem.problem_work, once per problem, on the run's device)."""
-    if _triton_input(args):
-        return _standalone().op_capture(args)
-    torch = _torch()
-    op_validate(args)
-    s = _session(args)
-    out_dir = args["out_dir"]
-    os.makedirs(os.path.join(out_dir, "baseline"), exist_ok=True)
-    dev_name = device_name(args.get("device", "cuda"))
-    modules = []
-    for rec in s.modules:
-        path = os.path.join(out_dir, "baseline", f"module{rec.index}.py")
-        with open(path, "w") as f:
-            f.write(rec.source)
-        artifact = parse_module(rec.source)
-        modules.append({"index": rec.index, "path": path, "artifact": artifact,
-                        "fingerprints": inductor_fingerprints(rec.source, artifact, dev_name)})
-    torch.save(s.model.state_dict(), os.path.join(out_dir, "weights.pt"))
-    shutil.copyfile(s.problem_path, os.path.join(out_dir, "problem.py"))
-    return {"modules": modules, "versions": _versions(), "device_name": dev_name,
-            "outputs": s.output_meta, "work": s.work()}
-
-
-def _load(path):
-    from kernelopt.worker.kernels import load_module
-    if path not in _MODULE_CACHE:
-        if len(_MODULE_CACHE) > 64:
-            _MODULE_CACHE.clear()
-        _MODULE_CACHE[path] = load_module(path)
-    return _MODULE_CACHE[path]
-
-
-def op_compile(args):
-    """Load (and so compile) a stitched module; errors come back as the op's error."""
-    if _triton_input(args):
-        return _standalone().op_compile(args)
-    from kernelopt.worker import kernels as K
-    path = args["module_path"]
-    if K.interpreting():
-        names = args.get("kernels") or [k["name"] for k in parse_module(open(path).read())["kernels"]]
-        for name in names:
-            _kernel_from_module(path, name)
-        return {"compiled": True}
-    mod = _load(path)
-    for name in args.get("kernels", []):
-        getattr(mod, name).precompile()
-    return {"compiled": True}
-
-
-def _copy_into(dst_sites, src_sites):
-    """Restores launch arguments (tensors in place) from pristine copies, outside any timed region."""
-    for dst, src in zip(dst_sites, src_sites):
-        for d, s_ in zip(dst, src):
-            if hasattr(d, "copy_"):
-                d.copy_(s_)
-
-
-def _kernel_from_module(path, name):
-    from kernelopt.worker import kernels as K
-    if K.interpreting():
-        src = open(path).read()
-        k = next(k for k in parse_module(src)["kernels"] if k["name"] == name)
-        s, e = k["source_span"]
-        return K.load_kernel_source(src.encode()[s:e].decode(), name)
-    return getattr(_load(path), name)
-
-
-def op_check(args):
-    """Gate 2 evidence: candidate kernel vs the original on the arguments of each launch site, with
-    each launch's stale and repeated runs (gate_checks.check_launches, as for a standalone file)."""
-    if _triton_input(args):
-        return _standalone().op_check(args)
-    from kernelopt.worker import gate_checks
-    from kernelopt.worker import kernels as K
-    torch = _torch()
-    name = args["kernel"]
-    cand = _kernel_from_module(args["candidate_module"], name)
-    records = []  # (seed, launch index, source, launch state)
-    if args.get("problem"):
-        s = _session(args)
-        module = args.get("module", 0)
-        rec = s.modules[module]
-        base = rec.kernel(name)
-        sites = len(s.launches(module, s.seeds[0], name))  # one graph: as many launches for every seed
-
-        def load(seed, i):  # the seed's launches are recorded when check_launches reaches the seed
-            return gate_checks.Call(s.launches(module, seed, name)[i])
-        for seed in s.seeds:
-            for i in range(sites):
-                records.append((seed, i, "model", gate_checks.Lazy(lambda seed=seed, i=i: load(seed, i))))
-        base_src_module = rec.path
-    else:
-        base_src_module = args["baseline_module"]
-        base = _kernel_from_module(base_src_module, name)
-    if args.get("synthetic_seeds"):
-        art = parse_module(open(base_src_module).read())
-        sites = [l for l in art["launches"] if l["kernel"] == name]
-        device = "cpu" if K.interpreting() else "cuda"
-        for seed in args["synthetic_seeds"]:
-            for i, site in enumerate(sites):
-                records.append((seed, i, "synthetic", gate_checks.Call(K.synthetic_args(art, site, seed, device))))
-
-    def sync():
-        if torch.cuda.is_available() and not K.interpreting():
-            torch.cuda.synchronize()
-
-    def halves():  # called after the candidate ran: the copies take the config it chose
-        copies = [K.pin_config(k, cand) for k in _program_halves(args["candidate_module"], name) or []]
-        return tuple((lambda c, k=k: K.launch(k, c.args)) for k in copies) or None
-    return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
-                                      list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
-                                      args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,
-                                      halves=halves)
-
-
-def _program_halves(path, name):
-    """The candidate kernel's upper-half and lower-half copies (gate_checks.program_halves), each
-    loaded the way the candidate is, from a copy of its module beside it; None where there are none."""
-    from kernelopt.worker import gate_checks
-    data = open(path, "rb").read()
-    k = next(k for k in parse_module(data.decode())["kernels"] if k["name"] == name)
-    s, e = k["source_span"]
-    texts = gate_checks.program_halves(data[s:e].decode(), name)
-    if texts is None:
-        return None
-    stem = path[:-3] if path.endswith(".py") else path
-    kernels = []
-    for half, text in zip(("upper", "lower"), texts):
-        with open(f"{stem}.{half}_half.py", "wb") as f:
-            f.write(data[:s] + text.encode() + data[e:])
-        kernels.append(_kernel_from_module(f"{stem}.{half}_half.py", name))
-    return kernels
-
-
-def op_model_check(args):
-    """Gate 3 evidence: stitched module vs baseline, and vs a float64 eager reference where they differ."""
-    if _triton_input(args):
-        return _standalone().op_model_check(args)
-    from kernelopt.worker import kernels as K
-    from kernelopt.worker.compare import compare_tensors, error_vs_reference, specials_vs_reference, tolerance_for
-    from kernelopt.worker.session import flatten, synchronize
-    torch = _torch()
-    s = _session(args)
-    module = args.get("module", 0)
-    rec = s.modules[module]
-    cand = _load(args["candidate_module"])
-    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
-    runs = []
-    for seed in s.seeds:
-        run = {"seed": seed, "error": None, "outputs": []}
-        base_out = cand_out = None  # the last seed's outputs, freed before this seed's are made
-        try:
-            with torch.no_grad():
-                base_out = flatten(rec.call(K.clone_args(s.call_args(module, seed))))
-                cand_out = flatten(cand.call(K.clone_args(s.call_args(module, seed))))
-            synchronize()
-        except Exception as exc:
-            run["error"] = f"{type(exc).__name__}: {exc}"[:500]
-            runs.append(run)
-            continue
-        ref = None
-        for i, (b, c) in enumerate(zip(base_out, cand_out)):
-            a, r = tolerance_for(b.dtype, atol, rtol)
-            ev = compare_tensors(c, b, a, r)
-            out = {"index": i, "matches_baseline": ev["mismatches"] == 0 and ev["nan_mismatches"] == 0
-                   and ev["inf_mismatches"] == 0, "max_abs_diff": ev["max_abs_err"],
-                   "ref_err_baseline": None, "ref_err_candidate": None,
-                   "ref_special_baseline": None, "ref_special_candidate": None}
-            if not out["matches_baseline"] and len(s.modules) == 1:
-                if ref is None:
-                    ref = s.reference(seed)
-                if len(ref) == len(base_out) and ref[i].shape == b.shape:
-                    out["ref_err_baseline"] = error_vs_reference(b, ref[i])
-                    out["ref_err_candidate"] = error_vs_reference(c, ref[i])
-                    out["ref_special_baseline"] = specials_vs_reference(b, ref[i])
-                    out["ref_special_candidate"] = specials_vs_reference(c, ref[i])
-            run["outputs"].append(out)
-        runs.append(run)
-    return {"runs": runs}
-
-
-def launch_bytes(kernel, sites):
-    """The bytes a kernel's launches move at least: each distinct tensor storage an argument views,
-    once per launch, twice where the kernel updates that argument in place (read, then written)."""
-    torch = _torch()
-    updated = set(kernel["mutated_args"])
-    nbytes = 0
-    for a in sites:
-        seen = set()
-        for name, t in zip(kernel["params"], a):
-            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
-                seen.add(t.untyped_storage().data_ptr())
-                nbytes += t.numel() * t.element_size() * (2 if name in updated else 1)
-    return nbytes
-
-
-def op_profile(args):
-    """Per-kernel CUDA-event times inside the real call(), bytes each launch touches, chosen configs."""
-    if _triton_input(args):
-        return _standalone().op_profile(args)
-    from kernelopt.worker import kernels as K
-    from kernelopt.worker import timing
-    torch = _torch()
-    s = _session(args)
-    module = args.get("module", 0)
-    rec = s.modules[module]
-    seed = s.seeds[0]
-    reps = int(args.get("reps", 20))
-    art = parse_module(rec.source)
-    kernels = []
-    for k in art["kernels"]:
-        obj = rec.kernel(k["name"])
-        sites = s.launches(module, seed, k["name"])  # one kernel's launches held at a time
-        nbytes = launch_bytes(k, sites)
-
-        # time on copies: a kernel that updates a buffer in place must not change the recorded
-        # launch arguments the correctness gate later checks on
-        work = [K.clone_args(a) for a in sites]
-
-        def run_all(_obj=obj, _work=work):
-            for a in _work:
-                K.launch(_obj, a)
-
-        def restore(_name, _work=work, _sites=sites, _mutates=bool(k["mutated_args"])):
-            if _mutates:
-                _copy_into(_work, _sites)
-
-        samples = timing.interleaved({"k": run_all}, trials=reps, before=restore)["k"] if sites else []
-        kernels.append({"name": k["name"], "kind": k["kind"], "launches": len(sites), "bytes": nbytes,
-                        "samples_ms": samples, "config": K.config_of(obj)})
-        del work, sites, run_all, restore
-    # call() empties the list it gets, and an inference graph does not write its inputs: a
-    # shallow copy per call keeps the timed region free of tensor copies
-    call_args = s.call_args(module, seed)
-    module_samples = timing.interleaved({"m": lambda: rec.call(list(call_args))}, trials=reps)["m"]
-    return {"module_samples_ms": module_samples, "kernels": kernels,
-            "bandwidth_gbps": timing.copy_bandwidth_gbps(), "versions": _versions()}
-
-
-def op_bench(args):
-    """Interleaved timing samples: the baseline and each candidate, for one kernel or the whole module."""
-    if _triton_input(args):
-        return _standalone().op_bench(args)
-    from kernelopt.worker import kernels as K
-    from kernelopt.worker import timing
-    torch = _torch()
-    s = _session(args)
-    module = args.get("module", 0)
-    rec = s.modules[module]
-    seed = s.seeds[0]
-    trials, warmup = int(args.get("trials", 100)), int(args.get("warmup", 3))
-    fns = {}
-    before = None
-    if args.get("mode", "kernel") == "kernel":
-        name = args["kernel"]
-        pristine = s.launches(module, seed, name)
-        # one working copy for every variant: each is restored from the recorded launches before it
-        # runs (or, with restore off, writes only what every variant overwrites), so the variants
-        # need not hold a copy each
-        work = [K.clone_args(a) for a in pristine]
-        objs = {"baseline": rec.kernel(name)}
-        for path in args["candidates"]:
-            objs[path] = getattr(_load(path), name)
-
-        def make(key):
-            def run():
-                for a in work:
-                    K.launch(objs[key], a)
-            return run
-
-        def restore(key):
-            _copy_into(work, pristine)
-
-        fns = {key: make(key) for key in objs}
-        before = restore if args.get("restore", True) else None
-    else:
-        args_seed = s.call_args(module, seed)  # shallow copies per call, as in op_profile
-        fns["baseline"] = lambda: rec.call(list(args_seed))
-        for path in args["candidates"]:
-            mod = _load(path)
-            fns[path] = (lambda m=mod: m.call(list(args_seed)))
-    return {"samples_ms": timing.interleaved(fns, trials=trials, warmup=warmup, before=before)}
-
-
-def op_final_check(args):
-    """End-to-end: the optimized model as users load it vs torch.compile and float64 eager, on fresh
-    seeds. Frees the optimization's cached session first, then per seed holds the float64 reference
-    and one variant's outputs at a time; the timing keeps no variant's outputs."""
-    if _triton_input(dict(args, input_kind=_run_input_kind(args))):
-        return _standalone().op_final_check(args)
-    from kernelopt.runtime.loader import load_run
-    from kernelopt.worker import timing
-    from kernelopt.worker.problem import make_inputs
-    from kernelopt.worker.session import release_sessions
-    import copy
-    torch = _torch()
-    release_sessions()
-    run_dir = args["run_dir"]
-    device = args.get("device", "cuda")
-    loaded = load_run(run_dir, device=device)
-    problem, model = loaded.problem, loaded.model
-    torch._dynamo.reset()
-    # its own copy: Dynamo's guards tell two compiles of one module object apart by nothing else
-    baseline = torch.compile(copy.deepcopy(model))
-    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
-    runs = []
-    for seed in args["seeds"]:
-        inputs = make_inputs(problem, loaded.problem_path, seed, device)
-        runs.append({"seed": seed, "outputs": _final_outputs(model, loaded, baseline, inputs, atol, rtol)})
-        del inputs
-    _release()
-    inputs = make_inputs(problem, loaded.problem_path, args["seeds"][0], device)
-    fns = {"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs), "optimized": lambda: loaded(*inputs)}
-    trials = int(args.get("trials", 100))
-    with torch.no_grad():
-        samples = timing.interleaved(fns, trials=trials, warmup=3)
-        gpu_samples = timing.host_hidden(fns, trials=trials)
-    return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples, "gpu_samples_ms": gpu_samples}
-
-
-def _final_outputs(model, optimized, baseline, inputs, atol, rtol):
-    """One seed's end-to-end evidence per output: the float64 eager reference first (its float64
-    inputs dropped once it is made), then the optimized model's outputs compared with it and
-    dropped, then the baseline's."""
-    import copy
-    from kernelopt.worker.compare import compare_tensors, error_vs_reference, tolerance_for
-    from kernelopt.worker.session import flatten
-    torch = _torch()
-    model64 = copy.deepcopy(model).double()
-    with torch.no_grad():
-        ref = flatten(model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                                for x in inputs]))
-    del model64
-    _release()
-    outs = []
-    with torch.no_grad():
-        opt = flatten(optimized(*inputs))
-    for i, (o, r) in enumerate(zip(opt, ref)):
-        a, rt = tolerance_for(o.dtype, atol, rtol)
-        ev = compare_tensors(o, r, a, rt, round_expected_to=o.dtype if o.dtype != r.dtype else None)
-        outs.append({"index": i, "mismatches_vs_eager": ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"],
-                     "max_abs_err_vs_eager": ev["max_abs_err"], "err_optimized": error_vs_reference(o, r)})
-    del opt
-    _release()
-    with torch.no_grad():
-        base = flatten(baseline(*inputs))
-    for out, b, r in zip(outs, base, ref):
-        out["err_baseline"] = error_vs_reference(b, r)
-    return outs
-
-
-def _release():
-    from kernelopt.worker.session import release_memory
-    release_memory()
-
-
 def _helion_export(args):
-    from kernelopt.worker.helion import op_helion_export
+    from kernelopt.inputs.helion import op_helion_export
     return op_helion_export(args)
 
 
 def _rewrite(args):
-    from kernelopt.worker.rewrite import op_rewrite
+    from kernelopt.coder.rewrite import op_rewrite
     return op_rewrite(args)
 
 
-TABLE = {
-    "doctor": op_doctor, "parse": op_parse, "analyze": op_analyze, "validate": op_validate, "capture": op_capture,
-    "compile": op_compile, "check": op_check, "model_check": op_model_check, "profile": op_profile,
-    "bench": op_bench, "final_check": op_final_check, "helion_export": _helion_export,
-    "rewrite": _rewrite,
-}
+def _by_kind(op):
+    def run(args):
+        kind = run_input_kind(args) if op == "final_check" else kind_of(args)
+        return getattr(ops_for(kind), "op_" + op)(args)
+    run.__name__ = "op_" + op
+    return run
+
+
+# by name too, for callers in-process (tests, bench scripts): ops.op_check(args) as the engine's "check"
+(op_validate, op_capture, op_parse, op_compile, op_check, op_model_check, op_profile, op_bench,
+ op_final_check) = (_by_kind(op) for op in BY_KIND)
+
+TABLE = {"doctor": op_doctor, "analyze": op_analyze, "helion_export": _helion_export, "rewrite": _rewrite,
+         **{op: _by_kind(op) for op in BY_KIND}}

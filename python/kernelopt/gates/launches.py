@@ -26,9 +26,9 @@ import ast
 
 import torch
 
-from kernelopt.worker.compare import _num, _unravel, chunk_pairs, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
+from kernelopt.gates.compare import _num, _unravel, chunk_pairs, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
 # launch-state copies live with the launches (kernels.py); gate 2's callers reach them here too
-from kernelopt.worker.kernels import GUARD_FILL, clone_values, restore_storage  # noqa: F401 (standalone uses restore_storage)
+from kernelopt.device.kernels import GUARD_FILL, clone_values, restore_storage  # noqa: F401 (the triton input kind uses restore_storage)
 
 DEFAULT_REPEATS = 3
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}

@@ -29,7 +29,7 @@ class ArtifactError(ValueError):
     kind = "artifact"
 
 
-def _byte_offsets(source):
+def byte_offsets(source):
     """Start byte offset of each line (1-based line numbers index into it)."""
     starts, pos = [0, 0], 0
     for line in source.splitlines(keepends=True):
@@ -79,7 +79,7 @@ def _kernel_from_source(name, ksrc, base_byte):
     fn = next((f for f in fns if f.name == name), None)
     if fn is None:
         raise ArtifactError(f"kernel {name}: no function named {name} in its source")
-    offs = _byte_offsets(ksrc)
+    offs = byte_offsets(ksrc)
     deco = None
     for d in fn.decorator_list:
         if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr in HEURISTICS:
@@ -246,7 +246,7 @@ def parse_module(source):
     except SyntaxError as exc:
         raise ArtifactError(f"output module does not parse: {exc}") from exc
     lines = source.splitlines()
-    offs = _byte_offsets(source)
+    offs = byte_offsets(source)
     kernels = []
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):

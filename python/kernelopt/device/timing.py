@@ -73,15 +73,18 @@ def trial_orders(names):
     return chain
 
 
-def interleaved(fns, trials, warmup=3, before=None):
-    """{name: [ms per trial]} for a dict of name -> zero-argument callables."""
+def interleaved(fns, trials, warmup=3, before=None, on_gpu=True):
+    """{name: [ms per trial]} for a dict of name -> zero-argument callables. On a GPU each trial is
+    timed with CUDA events after an L2 flush (time_once); with on_gpu=False (Triton's interpreter,
+    the CPU) by the wall clock, which only tests read: interpreter timings mean nothing."""
     names = list(fns)
     for _ in range(warmup):
         for n in names:
             if before:
                 before(n)
             fns[n]()
-    torch.cuda.synchronize()
+    if on_gpu:
+        torch.cuda.synchronize()
     samples = {n: [] for n in names}
     orders = trial_orders(names)
     for t in range(trials):
@@ -89,8 +92,14 @@ def interleaved(fns, trials, warmup=3, before=None):
         for n in order:
             if before:
                 before(n)
-            samples[n].append(time_once(fns[n]))
+            samples[n].append(time_once(fns[n]) if on_gpu else _wall_ms(fns[n]))
     return samples
+
+
+def _wall_ms(fn):
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1e3
 
 
 _cycles_per_ms = None
@@ -148,3 +157,17 @@ def copy_bandwidth_gbps():
         _bandwidth = 2 * a.numel() / (ms * 1e-3) / 1e9
         del a, b
     return _bandwidth
+
+
+_cpu_bandwidth = None
+
+
+def cpu_copy_bandwidth_gbps():
+    """The CPU's copy bandwidth, wall clock, once per worker (the interpreter's stand-in figure)."""
+    global _cpu_bandwidth
+    if _cpu_bandwidth is None:
+        a = torch.empty(1 << 24, dtype=torch.uint8)
+        b = torch.empty_like(a)
+        ms = sorted(interleaved({"c": lambda: b.copy_(a)}, trials=5, warmup=1, on_gpu=False)["c"])[2]
+        _cpu_bandwidth = 2 * a.numel() / (ms * 1e-3) / 1e9
+    return _cpu_bandwidth

@@ -21,9 +21,9 @@ import os
 
 import torch
 
-from kernelopt.worker import kernels as K
-from kernelopt.worker.artifact import parse_module
-from kernelopt.worker.problem import build_model, describe, file_hash, load_problem, make_inputs, problem_work
+from kernelopt.device import kernels as K
+from kernelopt.artifact.inductor import parse_module
+from kernelopt.problem import build_model, describe, file_hash, flatten, load_problem, make_inputs, problem_work  # noqa: F401 (flatten: the ops use it from here)
 
 _SESSIONS = {}
 
@@ -231,7 +231,7 @@ class Session:
     def held_bytes(self):
         """Bytes of the tensors the session holds beyond the model (call arguments, launches,
         reference), each storage once: what a test reads to see that one seed's state is held."""
-        from kernelopt.worker.problem import storage_bytes
+        from kernelopt.problem import storage_bytes
         held = []
         for rec in self.modules:
             held += [a for a in rec.args or [] if isinstance(a, torch.Tensor)]
@@ -239,16 +239,6 @@ class Session:
                      if isinstance(a, torch.Tensor)]
         held += [t for out in self._reference.values() for t in out]
         return storage_bytes(held)
-
-
-def flatten(out):
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [t for o in out for t in flatten(o)]
-    if isinstance(out, dict):
-        return [t for v in out.values() for t in flatten(v)]
-    return []
 
 
 def get_session(problem_path, device, seeds):

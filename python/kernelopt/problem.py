@@ -82,17 +82,19 @@ def build_model(problem, path, device):
     return model.to(device).eval()
 
 
-def make_inputs(problem, path, seed, device):
-    """get_inputs() drawn from seed, created directly on the device (large inputs are slow on the CPU)."""
+def make_inputs(problem, path, seed, device, draw_on=None, inputs_of="the forward's"):
+    """get_inputs() drawn from seed under torch.device(draw_on) (default: the device itself, since large
+    inputs are slow to draw on the CPU), tensors then moved to device. A standalone Triton file's
+    inputs are drawn on the CPU (its convention): draw_on="cpu", inputs_of="launch()'s"."""
     import torch
     torch.manual_seed(seed)
     try:
-        with torch.device(device):
+        with torch.device(draw_on or device):
             inputs = problem.get_inputs()
     except Exception as exc:
         raise ProblemError(f"{path}: get_inputs() raised {describe(exc)}") from None
     if not isinstance(inputs, (list, tuple)):
-        raise ProblemError(f"{path}: get_inputs() returned a {type(inputs).__name__}, not a list of the forward's inputs")
+        raise ProblemError(f"{path}: get_inputs() returned a {type(inputs).__name__}, not a list of {inputs_of} inputs")
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
@@ -113,15 +115,15 @@ FLOP_COUNTER = ("torch.utils.flop_counter.FlopCounterMode over one eager forward
                 "attention; pointwise ops, reductions and normalizations are not counted")
 
 
-def _tensors(obj):
+def flatten(obj):
     """The tensors in a forward's output (tensors, lists, tuples, dicts), in order."""
     import torch
     if isinstance(obj, torch.Tensor):
         return [obj]
     if isinstance(obj, (list, tuple)):
-        return [t for o in obj for t in _tensors(o)]
+        return [t for o in obj for t in flatten(o)]
     if isinstance(obj, dict):
-        return [t for v in obj.values() for t in _tensors(v)]
+        return [t for v in obj.values() for t in flatten(v)]
     return []
 
 
@@ -165,7 +167,7 @@ def problem_work(model, inputs):
         before = torch.cuda.memory_allocated()
     with torch.no_grad(), counter:
         out = model(*args)
-    min_bytes, input_bytes = storage_bytes(state + _tensors(out)), storage_bytes(state)
+    min_bytes, input_bytes = storage_bytes(state + flatten(out)), storage_bytes(state)
     # the working set of one eager forward: inputs, parameters and buffers, plus the most the forward
     # allocated beyond them at once (outputs and intermediates); on the CPU, inputs + outputs only
     working_set = input_bytes + (torch.cuda.max_memory_allocated() - before if cuda else min_bytes - input_bytes)

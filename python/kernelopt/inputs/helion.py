@@ -18,7 +18,7 @@ import os
 import sys
 import uuid
 
-from kernelopt.worker.problem import ProblemError, describe
+from kernelopt.problem import ProblemError, describe
 
 NOT_INSTALLED = "Helion is not installed in this Python ({exe}): pip install helion"
 
@@ -158,9 +158,9 @@ def _choose_config(kernel, bound, inputs, autotune):
 def op_helion_export(args):
     """Writes args["out"]: Helion's Triton code for the chosen config plus the standalone convention."""
     import torch
-    from kernelopt.worker.compare import compare_tensors, tolerance_for
-    from kernelopt.worker.session import flatten
-    from kernelopt.worker.standalone import device_of, interpreter_libdevice, load_file
+    from kernelopt.gates.compare import compare_tensors, tolerance_for
+    from kernelopt.inputs.module.session import flatten
+    from kernelopt.inputs.triton.session import device_of, interpreter_libdevice, load_file
 
     helion, Kernel = _helion()
     interpreter_libdevice()

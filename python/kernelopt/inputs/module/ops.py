@@ -1,0 +1,380 @@
+"""The ops on an nn.Module problem (the worker's op table, worker/ops.py, sends a request here when its
+input kind is "module"): name -> function(args dict) -> result dict.
+
+Each op is stateless in meaning: everything it needs is in its arguments. The
+captured session (compiled model, recorded arguments) is a cache keyed by those
+arguments, rebuilt by a fresh worker from the same request.
+"""
+import os
+import shutil
+
+from kernelopt.artifact.inductor import parse_module
+from kernelopt.device.info import NoGpuError, versions
+from kernelopt.problem import file_hash
+from kernelopt.library.fingerprint import device_name, inductor_fingerprints
+
+_MODULE_CACHE = {}
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def op_parse(args):
+    from kernelopt.artifact.inductor import ArtifactError
+    try:
+        with open(args["module_path"], encoding="utf-8") as f:
+            source = f.read()
+    except UnicodeDecodeError:
+        raise ArtifactError("not a UTF-8 text file") from None
+    return parse_module(source)
+
+
+def _session(args):
+    from kernelopt.inputs.module.session import get_session
+    return get_session(args["problem"], args.get("device", "cuda"), args.get("seeds", [0, 1, 2]))
+
+
+def op_validate(args):
+    """The problem file, then the device: what a run needs before torch.compile, checked in that
+    order (a broken problem file is reported as such on any machine, GPU or not)."""
+    from kernelopt.problem import check_problem, load_problem
+    torch = _torch()
+    path = os.path.abspath(args["problem"])
+    seeds = args.get("seeds") or [0]
+    check_problem(load_problem(path), path, seeds[0])
+    if args.get("device", "cuda").startswith("cuda") and not torch.cuda.is_available():
+        raise NoGpuError("no CUDA GPU is visible to PyTorch (torch.cuda.is_available() is False); "
+                         "optimize needs an NVIDIA GPU (see `kernelopt doctor`)")
+    return {"problem": path, "problem_hash": file_hash(path)}
+
+
+def op_capture(args):
+    """Compile the problem, write its output modules and weights into out_dir, return their artifacts and
+    the problem's work (min_bytes, flops: problem.problem_work, once per problem, on the run's device)."""
+    torch = _torch()
+    op_validate(args)
+    s = _session(args)
+    out_dir = args["out_dir"]
+    os.makedirs(os.path.join(out_dir, "baseline"), exist_ok=True)
+    dev_name = device_name(args.get("device", "cuda"))
+    modules = []
+    for rec in s.modules:
+        path = os.path.join(out_dir, "baseline", f"module{rec.index}.py")
+        with open(path, "w") as f:
+            f.write(rec.source)
+        artifact = parse_module(rec.source)
+        modules.append({"index": rec.index, "path": path, "artifact": artifact,
+                        "fingerprints": inductor_fingerprints(rec.source, artifact, dev_name)})
+    torch.save(s.model.state_dict(), os.path.join(out_dir, "weights.pt"))
+    shutil.copyfile(s.problem_path, os.path.join(out_dir, "problem.py"))
+    return {"modules": modules, "versions": versions(), "device_name": dev_name,
+            "outputs": s.output_meta, "work": s.work()}
+
+
+def _load(path):
+    from kernelopt.device.kernels import load_module
+    if path not in _MODULE_CACHE:
+        if len(_MODULE_CACHE) > 64:
+            _MODULE_CACHE.clear()
+        _MODULE_CACHE[path] = load_module(path)
+    return _MODULE_CACHE[path]
+
+
+def op_compile(args):
+    """Load (and so compile) a stitched module; errors come back as the op's error."""
+    from kernelopt.device import kernels as K
+    path = args["module_path"]
+    if K.interpreting():
+        names = args.get("kernels") or [k["name"] for k in parse_module(open(path).read())["kernels"]]
+        for name in names:
+            _kernel_from_module(path, name)
+        return {"compiled": True}
+    mod = _load(path)
+    for name in args.get("kernels", []):
+        getattr(mod, name).precompile()
+    return {"compiled": True}
+
+
+def _copy_into(dst_sites, src_sites):
+    """Restores launch arguments (tensors in place) from pristine copies, outside any timed region."""
+    for dst, src in zip(dst_sites, src_sites):
+        for d, s_ in zip(dst, src):
+            if hasattr(d, "copy_"):
+                d.copy_(s_)
+
+
+def _kernel_from_module(path, name):
+    from kernelopt.device import kernels as K
+    if K.interpreting():
+        src = open(path).read()
+        k = next(k for k in parse_module(src)["kernels"] if k["name"] == name)
+        s, e = k["source_span"]
+        return K.load_kernel_source(src.encode()[s:e].decode(), name)
+    return getattr(_load(path), name)
+
+
+def op_check(args):
+    """Gate 2 evidence: candidate kernel vs the original on the arguments of each launch site, with
+    each launch's stale and repeated runs (gate_checks.check_launches, as for a standalone file)."""
+    from kernelopt.gates import launches as gate_checks
+    from kernelopt.device import kernels as K
+    torch = _torch()
+    name = args["kernel"]
+    cand = _kernel_from_module(args["candidate_module"], name)
+    records = []  # (seed, launch index, source, launch state)
+    if args.get("problem"):
+        s = _session(args)
+        module = args.get("module", 0)
+        rec = s.modules[module]
+        base = rec.kernel(name)
+        sites = len(s.launches(module, s.seeds[0], name))  # one graph: as many launches for every seed
+
+        def load(seed, i):  # the seed's launches are recorded when check_launches reaches the seed
+            return gate_checks.Call(s.launches(module, seed, name)[i])
+        for seed in s.seeds:
+            for i in range(sites):
+                records.append((seed, i, "model", gate_checks.Lazy(lambda seed=seed, i=i: load(seed, i))))
+        base_src_module = rec.path
+    else:
+        base_src_module = args["baseline_module"]
+        base = _kernel_from_module(base_src_module, name)
+    if args.get("synthetic_seeds"):
+        art = parse_module(open(base_src_module).read())
+        sites = [l for l in art["launches"] if l["kernel"] == name]
+        device = "cpu" if K.interpreting() else "cuda"
+        for seed in args["synthetic_seeds"]:
+            for i, site in enumerate(sites):
+                records.append((seed, i, "synthetic", gate_checks.Call(K.synthetic_args(art, site, seed, device))))
+
+    def sync():
+        if torch.cuda.is_available() and not K.interpreting():
+            torch.cuda.synchronize()
+
+    def halves():  # called after the candidate ran: the copies take the config it chose
+        copies = [K.pin_config(k, cand) for k in _program_halves(args["candidate_module"], name) or []]
+        return tuple((lambda c, k=k: K.launch(k, c.args)) for k in copies) or None
+    return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
+                                      list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
+                                      args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,
+                                      halves=halves)
+
+
+def _program_halves(path, name):
+    """The candidate kernel's upper-half and lower-half copies (gate_checks.program_halves), each
+    loaded the way the candidate is, from a copy of its module beside it; None where there are none."""
+    from kernelopt.gates import launches as gate_checks
+    data = open(path, "rb").read()
+    k = next(k for k in parse_module(data.decode())["kernels"] if k["name"] == name)
+    s, e = k["source_span"]
+    texts = gate_checks.program_halves(data[s:e].decode(), name)
+    if texts is None:
+        return None
+    stem = path[:-3] if path.endswith(".py") else path
+    kernels = []
+    for half, text in zip(("upper", "lower"), texts):
+        with open(f"{stem}.{half}_half.py", "wb") as f:
+            f.write(data[:s] + text.encode() + data[e:])
+        kernels.append(_kernel_from_module(f"{stem}.{half}_half.py", name))
+    return kernels
+
+
+def op_model_check(args):
+    """Gate 3 evidence: stitched module vs baseline, and vs a float64 eager reference where they differ."""
+    s = _session(args)
+    module = args.get("module", 0)
+    cand = _load(args["candidate_module"])
+    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
+    # one seed at a time: a seed's outputs and reference are gone before the next seed's are made
+    return {"runs": [_model_run(s, module, cand, seed, atol, rtol) for seed in s.seeds]}
+
+
+def _model_run(s, module, cand, seed, atol, rtol):
+    """Gate 3's evidence on one seed: each output of the stitched module vs the baseline's, and both
+    vs the float64 reference where they differ (one module only: a graph break's later modules see
+    eager code's results in between, which the reference does not break down)."""
+    from kernelopt.device import kernels as K
+    from kernelopt.gates.outputs import compare_outputs
+    from kernelopt.inputs.module.session import flatten, synchronize
+    torch = _torch()
+    rec = s.modules[module]
+    run = {"seed": seed, "error": None, "outputs": []}
+    try:
+        with torch.no_grad():
+            base_out = flatten(rec.call(K.clone_args(s.call_args(module, seed))))
+            cand_out = flatten(cand.call(K.clone_args(s.call_args(module, seed))))
+        synchronize()
+    except Exception as exc:
+        run["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        return run
+    reference = (lambda: s.reference(seed)) if len(s.modules) == 1 else None
+    run["outputs"] = compare_outputs(base_out, cand_out, atol, rtol, reference)
+    return run
+
+
+def launch_bytes(kernel, sites):
+    """The bytes a kernel's launches move at least: each distinct tensor storage an argument views,
+    once per launch, twice where the kernel updates that argument in place (read, then written)."""
+    torch = _torch()
+    updated = set(kernel["mutated_args"])
+    nbytes = 0
+    for a in sites:
+        seen = set()
+        for name, t in zip(kernel["params"], a):
+            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
+                seen.add(t.untyped_storage().data_ptr())
+                nbytes += t.numel() * t.element_size() * (2 if name in updated else 1)
+    return nbytes
+
+
+def op_profile(args):
+    """Per-kernel CUDA-event times inside the real call(), bytes each launch touches, chosen configs."""
+    from kernelopt.device import kernels as K
+    from kernelopt.device import timing
+    s = _session(args)
+    module = args.get("module", 0)
+    rec = s.modules[module]
+    seed = s.seeds[0]
+    reps = int(args.get("reps", 20))
+    art = parse_module(rec.source)
+    kernels = []
+    for k in art["kernels"]:
+        obj = rec.kernel(k["name"])
+        sites = s.launches(module, seed, k["name"])  # one kernel's launches held at a time
+        nbytes = launch_bytes(k, sites)
+
+        # time on copies: a kernel that updates a buffer in place must not change the recorded
+        # launch arguments the correctness gate later checks on
+        work = [K.clone_args(a) for a in sites]
+
+        def run_all(_obj=obj, _work=work):
+            for a in _work:
+                K.launch(_obj, a)
+
+        def restore(_name, _work=work, _sites=sites, _mutates=bool(k["mutated_args"])):
+            if _mutates:
+                _copy_into(_work, _sites)
+
+        samples = timing.interleaved({"k": run_all}, trials=reps, before=restore)["k"] if sites else []
+        kernels.append({"name": k["name"], "kind": k["kind"], "launches": len(sites), "bytes": nbytes,
+                        "samples_ms": samples, "config": K.config_of(obj)})
+        del work, sites, run_all, restore
+    # call() empties the list it gets, and an inference graph does not write its inputs: a
+    # shallow copy per call keeps the timed region free of tensor copies
+    call_args = s.call_args(module, seed)
+    module_samples = timing.interleaved({"m": lambda: rec.call(list(call_args))}, trials=reps)["m"]
+    return {"module_samples_ms": module_samples, "kernels": kernels,
+            "bandwidth_gbps": timing.copy_bandwidth_gbps(), "versions": versions()}
+
+
+def op_bench(args):
+    """Interleaved timing samples: the baseline and each candidate, for one kernel or the whole module."""
+    from kernelopt.device import kernels as K
+    from kernelopt.device import timing
+    s = _session(args)
+    module = args.get("module", 0)
+    rec = s.modules[module]
+    seed = s.seeds[0]
+    trials, warmup = int(args.get("trials", 100)), int(args.get("warmup", 3))
+    fns = {}
+    before = None
+    if args.get("mode", "kernel") == "kernel":
+        name = args["kernel"]
+        pristine = s.launches(module, seed, name)
+        # one working copy for every variant: each is restored from the recorded launches before it
+        # runs (or, with restore off, writes only what every variant overwrites), so the variants
+        # need not hold a copy each
+        work = [K.clone_args(a) for a in pristine]
+        objs = {"baseline": rec.kernel(name)}
+        for path in args["candidates"]:
+            objs[path] = getattr(_load(path), name)
+
+        def make(key):
+            def run():
+                for a in work:
+                    K.launch(objs[key], a)
+            return run
+
+        def restore(key):
+            _copy_into(work, pristine)
+
+        fns = {key: make(key) for key in objs}
+        before = restore if args.get("restore", True) else None
+    else:
+        args_seed = s.call_args(module, seed)  # shallow copies per call, as in op_profile
+        fns["baseline"] = lambda: rec.call(list(args_seed))
+        for path in args["candidates"]:
+            mod = _load(path)
+            fns[path] = (lambda m=mod: m.call(list(args_seed)))
+    return {"samples_ms": timing.interleaved(fns, trials=trials, warmup=warmup, before=before)}
+
+
+def op_final_check(args):
+    """End-to-end: the optimized model as users load it vs torch.compile and float64 eager, on fresh
+    seeds. Frees the optimization's cached session first, then per seed holds the float64 reference
+    and one variant's outputs at a time; the timing keeps no variant's outputs."""
+    from kernelopt.runtime.loader import load_run
+    from kernelopt.device import timing
+    from kernelopt.problem import make_inputs
+    from kernelopt.inputs.module.session import release_sessions
+    import copy
+    torch = _torch()
+    release_sessions()
+    run_dir = args["run_dir"]
+    device = args.get("device", "cuda")
+    loaded = load_run(run_dir, device=device)
+    problem, model = loaded.problem, loaded.model
+    torch._dynamo.reset()
+    # its own copy: Dynamo's guards tell two compiles of one module object apart by nothing else
+    baseline = torch.compile(copy.deepcopy(model))
+    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
+    runs = []
+    for seed in args["seeds"]:
+        inputs = make_inputs(problem, loaded.problem_path, seed, device)
+        runs.append({"seed": seed, "outputs": _final_outputs(model, loaded, baseline, inputs, atol, rtol)})
+        del inputs
+    _release()
+    inputs = make_inputs(problem, loaded.problem_path, args["seeds"][0], device)
+    fns = {"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs), "optimized": lambda: loaded(*inputs)}
+    trials = int(args.get("trials", 100))
+    with torch.no_grad():
+        samples = timing.interleaved(fns, trials=trials, warmup=3)
+        gpu_samples = timing.host_hidden(fns, trials=trials)
+    return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples, "gpu_samples_ms": gpu_samples}
+
+
+def _final_outputs(model, optimized, baseline, inputs, atol, rtol):
+    """One seed's end-to-end evidence per output: the float64 eager reference first (its float64
+    inputs dropped once it is made), then the optimized model's outputs compared with it and
+    dropped, then the baseline's."""
+    import copy
+    from kernelopt.gates.compare import compare_tensors, error_vs_reference, tolerance_for
+    from kernelopt.inputs.module.session import flatten
+    torch = _torch()
+    model64 = copy.deepcopy(model).double()
+    with torch.no_grad():
+        ref = flatten(model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                                for x in inputs]))
+    del model64
+    _release()
+    outs = []
+    with torch.no_grad():
+        opt = flatten(optimized(*inputs))
+    for i, (o, r) in enumerate(zip(opt, ref)):
+        a, rt = tolerance_for(o.dtype, atol, rtol)
+        ev = compare_tensors(o, r, a, rt, round_expected_to=o.dtype if o.dtype != r.dtype else None)
+        outs.append({"index": i, "mismatches_vs_eager": ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"],
+                     "max_abs_err_vs_eager": ev["max_abs_err"], "err_optimized": error_vs_reference(o, r)})
+    del opt
+    _release()
+    with torch.no_grad():
+        base = flatten(baseline(*inputs))
+    for out, b, r in zip(outs, base, ref):
+        out["err_baseline"] = error_vs_reference(b, r)
+    return outs
+
+
+def _release():
+    from kernelopt.inputs.module.session import release_memory
+    release_memory()
