@@ -30,6 +30,9 @@ struct BenchOptions {
   OptimizeOptions optimize;            ///< per-problem options (out_dir and problem are set per problem)
 };
 
+/// bench.md of a bench.json (bench_markdown.cpp).
+std::string bench_markdown(const nlohmann::json& bench);
+
 /// The problems `options` selects, as paths relative to problems_dir, sorted.
 std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
 

@@ -1,0 +1,164 @@
+/// The bench's markdown page (bench.md): the aggregate per level, then one row per problem.
+#include <string>
+
+#include <fmt/format.h>
+
+#include "engine/bench.hpp"
+#include "engine/bench_fields.hpp"
+
+namespace kernelopt::engine {
+
+using namespace fields;
+
+namespace {
+
+std::string percent_or_dash(const json& fraction) {
+  return fraction.is_number() ? fmt::format("{:.0f}%", 100 * fraction.get<double>()) : "-";
+}
+
+/// "80% → 93%": a fraction (of the measured bandwidth, of the roofline) before → after; "-" where unknown.
+std::string percent_before_after(const json& before, const json& after) {
+  if (!before.is_number() && !after.is_number()) return "-";
+  return percent_or_dash(before) + " → " + percent_or_dash(after);
+}
+
+/// Seconds: "12", "3.4" below 10; "-" where unknown.
+std::string seconds_or_dash(const json& seconds) {
+  if (!seconds.is_number()) return "-";
+  const double s = seconds.get<double>();
+  return s < 10 ? fmt::format("{:.1f}", s) : fmt::format("{:.0f}", s);
+}
+
+/// A speedup: "1.234"; "-" where unknown.
+std::string ratio_or_dash(const json& ratio) {
+  return ratio.is_number() ? fmt::format("{:.3f}", ratio.get<double>()) : "-";
+}
+
+/// "1.134 / 1.250": the ceiling end to end / with the GPU alone; "1.134" where only the first is known.
+std::string ceiling_cell(const json& ceiling, const json& gpu_ceiling) {
+  return gpu_ceiling.is_number() ? ratio_or_dash(ceiling) + " / " + ratio_or_dash(gpu_ceiling) : ratio_or_dash(ceiling);
+}
+
+}  // namespace
+
+std::string bench_markdown(const json& bench) {
+  std::string md = "# kernelopt bench\n\n";
+  if (bench.contains("merged_from")) {
+    md += "Merged from:\n";
+    for (const auto& src : bench["merged_from"]) {
+      md += fmt::format("- `{}` (shard {}, {} problems)", src["dir"].get<std::string>(), src["shard"].get<std::string>(),
+                        src["problems"].get<int>());
+      if (src.contains("replaced")) {  // a re-run merged over an earlier run (bench-merge --later-wins)
+        std::vector<std::string> names;
+        for (const auto& r : src["replaced"]) names.push_back(r["problem"].get<std::string>());
+        md += fmt::format("; its rows replace the earlier ones of {}", fmt::join(names, ", "));
+      }
+      md += "\n";
+    }
+    md += "\n";
+  }
+  const auto& o = bench["aggregate"]["overall"];
+  md += fmt::format("{} problems; geomean speedup vs torch.compile {:.3f} (baseline kept = 1.0); improved {}; "
+                    "incorrect {}; failed {}; no Triton kernel {}.\n\n",
+                    o["problems"].get<int>(), o["geomean_speedup"].get<double>(), o["improved"].get<int>(),
+                    o["incorrect"].get<int>(), o["failed"].get<int>(), o["no_triton_kernel"].get<int>());
+  const json& roof = member(o, "roofline");
+  if (number_or(roof, "problems", 0) > 0) {
+    md += fmt::format("Share of the measured memory bandwidth the Triton kernels reach (their bytes / their time; "
+                      "median of {} problems with Triton kernels): {}.\n\n",
+                      roof["problems"].get<int>(),
+                      percent_before_after(roof["median_fraction_before"], roof["median_fraction_after"]));
+  }
+  if (number_or(roof, "e2e_problems", 0) > 0) {
+    md += fmt::format("Share of the problem's roofline reached end to end (its roofline time: min bytes / measured "
+                      "bandwidth or FLOPs / fp32 datasheet peak, whichever is longer, over its time per model call; "
+                      "median of {} problems, {} compute-bound): {}. FLOPs are counted by FlopCounterMode: matmuls, "
+                      "convolutions, attention; pointwise ops are not counted.\n\n",
+                      roof["e2e_problems"].get<int>(), roof.value("compute_bound", 0),
+                      percent_before_after(roof["median_e2e_fraction_before"], roof["median_e2e_fraction_after"]));
+  }
+  const json& limits = member(o, "limits");
+  if (number_or(limits, "ceiling_problems", 0) > 0) {
+    md += fmt::format("Ceiling (upper bound): if every Triton kernel ran at its limit (its bytes at the measured "
+                      "bandwidth) and the rest of the model call (vendor calls, the host's time to issue it) stayed as "
+                      "torch.compile has it, the geomean could reach {:.3f} ({} problems; per problem in the "
+                      "\"ceiling\" column). kernelopt rewrites only the Triton kernels.\n\n",
+                      limits["ceiling_geomean"].get<double>(), limits["ceiling_problems"].get<int>());
+  }
+  if (number_or(limits, "host_problems", 0) > 0) {
+    md += fmt::format("Host time per call that the L2 flush does not hide (end-to-end median minus the same call timed "
+                      "with the host's time hidden), torch.compile: median {:.4f} ms ({} problems); both the baseline "
+                      "and the optimized model pay it. Speedup of the GPU time alone: geomean {}; its ceiling "
+                      "(every Triton kernel at its limit, no host time at all): {}.\n\n",
+                      limits["median_host_ms"].get<double>(), limits["host_problems"].get<int>(),
+                      ratio_or_dash(limits["gpu_geomean_speedup"]), ratio_or_dash(limits["gpu_ceiling_geomean"]));
+  }
+  const json& cost = member(o, "cost");
+  if (number_or(cost, "problems", 0) > 0) {
+    md += fmt::format("Cost: GPU {} s in total, median {} s per problem ({} problems); compile {} s in total; wall {} s "
+                      "in total; candidates screened {}, gated {}.\n\n",
+                      seconds_or_dash(cost["total_gpu_s"]), seconds_or_dash(cost["median_gpu_s"]),
+                      cost["problems"].get<int>(), seconds_or_dash(cost["total_compile_s"]),
+                      seconds_or_dash(cost["total_wall_s"]), cost.value("candidates_screened", 0),
+                      cost.value("candidates_gated", 0));
+  }
+  md += "| level | problems | geomean | ceiling (end to end / GPU alone) | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
+        "median % of bandwidth before → after | median % of roofline end to end before → after | "
+        "GPU s median / total |\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& [level, s] : bench["aggregate"]["levels"].items()) {
+    const auto& f = s["fast_p"];
+    const json& lr = member(s, "roofline");
+    const json& lc = member(s, "cost");
+    md += fmt::format("| {} | {} | {:.3f} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} / {} |\n", level,
+                      s["problems"].get<int>(), s["geomean_speedup"].get<double>(),
+                      ceiling_cell(number_or_null(member(s, "limits"), "ceiling_geomean"),
+                                   number_or_null(member(s, "limits"), "gpu_ceiling_geomean")),
+                      s["improved"].get<int>(),
+                      f["fast_1.0"].get<double>(), f["fast_1.1"].get<double>(), f["fast_1.5"].get<double>(),
+                      f["fast_2.0"].get<double>(),
+                      percent_before_after(number_or_null(lr, "median_fraction_before"),
+                                             number_or_null(lr, "median_fraction_after")),
+                      percent_before_after(number_or_null(lr, "median_e2e_fraction_before"),
+                                             number_or_null(lr, "median_e2e_fraction_after")),
+                      seconds_or_dash(number_or_null(lc, "median_gpu_s")),
+                      seconds_or_dash(number_or_null(lc, "total_gpu_s")));
+  }
+  md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | host ms | GPU-alone speedup | "
+        "ceiling (end to end / GPU alone) | Triton kernels | % of bandwidth before → after | min MB | GFLOP | bound | "
+        "% of roofline end to end before → after | wall s | GPU s | compile s | screened / gated |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
+  for (const auto& r : bench["problems"]) {
+    if (r["status"] == "failed") {
+      md += fmt::format("| {} | **failed** ({}) | 1.000 | | | | | | | | | | | | | {} | {} | {} | |\n",
+                        r["problem"].get<std::string>(), r["error"].get<std::string>(),
+                        seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
+                        seconds_or_dash(number_or_null(r, "compile_s")));
+      continue;
+    }
+    const json& rr = member(r, "roofline");
+    const json min_bytes = number_or_null(rr, "min_bytes"), flops = number_or_null(rr, "model_flops");
+    const json host = number_or_null(r, "host_ms");
+    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} | {} | {} | {} | {} | {} | {} | "
+                      "{} | {} | {} | {} / {} |\n",
+                      r["problem"].get<std::string>(), r["status"] == "incorrect" ? "**INCORRECT** " : "",
+                      r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
+                      r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(),
+                      host.is_number() ? fmt::format("{:.4f}", host.get<double>()) : "-",
+                      ratio_or_dash(number_or_null(r, "gpu_speedup")),
+                      ceiling_cell(number_or_null(r, "ceiling"), number_or_null(r, "gpu_ceiling")),
+                      r["triton_kernels"].get<int>(),
+                      percent_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
+                      min_bytes.is_number() ? fmt::format("{:.1f}", min_bytes.get<double>() / 1e6) : "-",
+                      flops.is_number() ? fmt::format("{:.3g}", flops.get<double>() / 1e9) : "-",
+                      string_or_empty(rr, "bound").empty() ? "-" : string_or_empty(rr, "bound"),
+                      percent_before_after(number_or_null(rr, "e2e_fraction_before"),
+                                             number_or_null(rr, "e2e_fraction_after")),
+                      seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
+                      seconds_or_dash(number_or_null(r, "compile_s")), r.value("candidates_screened", 0),
+                      r.value("candidates_gated", 0));
+  }
+  return md;
+}
+
+}  // namespace kernelopt::engine
