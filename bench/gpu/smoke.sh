@@ -13,7 +13,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 python3 -c "import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__)" | tee -a "$out/gpu.txt"
 rc=0
 start=$(date +%s)
-timeout "${GPUTESTS_TIMEOUT:-200}" python3 -m pytest -q -rs "$root/tests/gpu" > "$out/gputests.log" 2>&1 || rc=1
+timeout "${GPUTESTS_TIMEOUT:-200}" python3 -m pytest -q -s -rs "$root/tests/gpu" > "$out/gputests.log" 2>&1 || rc=1
 echo "gpu tests rc $rc in $(( $(date +%s) - start )) s"; tail -15 "$out/gputests.log"
 start=$(date +%s)
 timeout "${EXAMPLE_TIMEOUT:-120}" "$root/build-gpu/kernelopt" optimize "$root/examples/softmax.py" --out /tmp/smoke/softmax \
