@@ -4,6 +4,7 @@
 # in the shard given, so that two calls of under 10 minutes each cover them. Writes under OUT:
 #   gputests.log, bN/ (bench directory: bench.json, bench.md, runs/), bN.log
 # usage: bench/gpu/memory_budget.sh OUT SHARD   (SHARD 1/2 or 2/2, merged with `kernelopt bench-merge`, or all)
+# PROBLEMS_DIR another problem directory (default: the six of the "before" record).
 # SKIP_GPU_TEST=1 leaves the GPU test out (smoke.sh ran it); BENCH_TIMEOUT caps the bench (seconds).
 # The engine binary is build-gpu/kernelopt (stripped, built on the CPU machine, carried).
 set -uo pipefail
@@ -21,7 +22,7 @@ if [ "$n" = 1 ] && [ -z "${SKIP_GPU_TEST:-}" ]; then
   echo "gpu test rc $?"; tail -12 "$out/gputests.log"
 fi
 start=$(date +%s)
-timeout "${BENCH_TIMEOUT:-380}" "$root/build-gpu/kernelopt" bench "$root/bench/results/2026-12-04-memory-h200/problems" \
+timeout "${BENCH_TIMEOUT:-380}" "$root/build-gpu/kernelopt" bench "${PROBLEMS_DIR:-$root/bench/results/2026-12-04-memory-h200/problems}" \
   "${shard_args[@]}" --out "$out/b$n" --workspace "/tmp/ws$n" --budget 4 --trials 30 > "$out/b$n.log" 2>&1
 echo "bench rc $? in $(( $(date +%s) - start )) s"
 tail -5 "$out/b$n.log"
