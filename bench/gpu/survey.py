@@ -7,14 +7,15 @@ Writes OUT/survey.json (per problem: the compiled module's time per call; per Tr
 launches, bytes its launches touch, median ms, GB/s and the fraction of the measured copy bandwidth) and
 OUT/code/<problem>/moduleN.py (Inductor's output modules: real fixtures for the rewrite families). Prints one
 line per kernel that takes >= 10% of its problem's Triton time. Stops starting problems after --deadline-s,
-so a call of the device tool ends in time; the problems left are listed.
+so a call of the device tool ends in time; the problems left are listed. Each problem runs in a process of its
+own (one process for all leaked device memory from problem to problem: 29 of 56 level-1 problems ran out of it).
 """
 import argparse
-import gc
 import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,15 +57,33 @@ def survey_one(path, scratch):
     return row
 
 
+def run_one(path, dest):
+    """One problem, in this process: its row as one JSON line on stdout, its modules copied into dest."""
+    scratch = tempfile.mkdtemp()
+    try:
+        row = survey_one(path, scratch)
+        os.makedirs(dest, exist_ok=True)
+        for m in row["modules"]:
+            shutil.copyfile(m.pop("source"), os.path.join(dest, f"module{m['index']}.py"))
+    except Exception as exc:
+        row = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(json.dumps(row))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("paths", nargs="+")
     p.add_argument("--deadline-s", type=float, default=400)
     p.add_argument("--shard", default="1/1")
+    p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # one problem, row as JSON on stdout
     a = p.parse_args()
+    if a.one:
+        return run_one(a.paths[0], a.out)
     import torch
-    from kernelopt.inputs.module.session import release_sessions
     i, n = (int(x) for x in a.shard.split("/"))
     files = problem_files(a.paths)[i - 1::n]
     os.makedirs(os.path.join(a.out, "code"), exist_ok=True)
@@ -74,22 +93,15 @@ def main():
         if time.time() - start > a.deadline_s:
             left.append(name)
             continue
-        scratch = tempfile.mkdtemp()
         t0 = time.time()
+        dest = os.path.join(a.out, "code", name.replace(os.sep, "__").removesuffix(".py"))
+        proc = subprocess.run([sys.executable, __file__, dest, path, "--one"], capture_output=True, text=True)
         try:
-            row = survey_one(path, scratch)
-            dest = os.path.join(a.out, "code", name.replace(os.sep, "__").removesuffix(".py"))
-            os.makedirs(dest, exist_ok=True)
-            for m in row["modules"]:
-                shutil.copyfile(m.pop("source"), os.path.join(dest, f"module{m['index']}.py"))
-        except Exception as exc:
-            row = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
+            row = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            row = {"error": f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or [""])[-1][:300]}
         row["wall_s"] = round(time.time() - t0, 1)
         rows[name] = row
-        release_sessions()
-        shutil.rmtree(scratch, ignore_errors=True)
-        gc.collect()
-        torch.cuda.empty_cache()
         if "error" in row:
             print(f"{name}: FAILED {row['error']}", flush=True)
             continue
