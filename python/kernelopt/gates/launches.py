@@ -31,6 +31,16 @@ from kernelopt.gates.compare import _num, _unravel, chunk_pairs, compare_tensors
 from kernelopt.device.kernels import GUARD_FILL, clone_values, restore_storage  # noqa: F401 (the triton input kind uses restore_storage)
 
 DEFAULT_REPEATS = 3
+# Inductor names the arguments a kernel writes out_ptr<N> (written) and in_out_ptr<N> (read, then written)
+OUTPUT_PREFIXES = ("out_ptr", "in_out_ptr")
+
+
+def declared_outputs(names):
+    """Positions of the arguments the kernel's own names declare as outputs (Inductor's convention).
+    An output's bits can equal its state before the launch (the caching allocator handed its buffer the
+    block an earlier forward on the same inputs wrote), so "the original left it as it was" cannot tell
+    an output from an input there; the name can. Other arguments are judged by what the original does."""
+    return {i for i, n in enumerate(names) if isinstance(n, str) and n.startswith(OUTPUT_PREFIXES)}
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
@@ -337,6 +347,7 @@ class _Check:
         self.atol, self.rtol, self.repeats, self.sync, self.error_line = atol, rtol, repeats, sync, error_line
         self.model, self.stale, self.repeat = [], [], []
         self.written = {}  # (source, seed, launch) -> positions the original writes
+        self.declared = declared_outputs(names)  # outputs by name, whatever their bits before the launch
         self.det = {"repeats": repeats, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
 
     def launched(self, run, start, kernel):
@@ -358,7 +369,8 @@ class _Check:
         got = self.launched(run, start, candidate or self.run_cand) if expected is not None else None
         if got is None:
             return None
-        run["tensors"] = compare_launch(start, expected, got, self.names, self.atol, self.rtol, written)
+        run["tensors"] = compare_launch(start, expected, got, self.names, self.atol, self.rtol,
+                                        self.declared | (written or set()))
         return expected, got
 
     def seed_runs(self, source, seed, states, previous):
@@ -374,7 +386,7 @@ class _Check:
             if pair is None:
                 continue
             expected, got = pair
-            written = {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
+            written = self.declared | {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
             self.written[(source, seed, i)] = written
             results[i] = [t.cpu() if position in written else None
                           for _, position, t in tensors(expected.args, expected.kwargs, self.names)]
@@ -418,7 +430,7 @@ class _Check:
             base_diff = base_diff or (bd and (k, bd))
             cand_diff = cand_diff or (cd and (k, cd))
             if bd or cd:  # this repeat's comparison may differ from launch 1's: kept for the fallback
-                run["tensors"] = compare_launch(rec, again, cand_again, self.names, self.atol, self.rtol)
+                run["tensors"] = compare_launch(rec, again, cand_again, self.names, self.atol, self.rtol, self.declared)
                 tolerance_runs.append(run)
             del again, cand_again
         where = f"{_label(seed, source)}, launch {i}"
