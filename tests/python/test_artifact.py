@@ -76,3 +76,29 @@ def test_dimensions_without_a_mask_give_the_count_a_block_must_divide():
     assert kernels == [{"XBLOCK": 8192, "R0_BLOCK": 1024}, {"XBLOCK": 33554432}, {"XBLOCK": 8388608}]
     long_row = parse_module(open(os.path.join(FIXTURES, "softmax_long_row.py")).read())["kernels"][0]
     assert long_row["unmasked_numel"] == {}  # xmask = xindex < xnumel: any block
+
+
+SURVEY = os.path.join(FIXTURES, "survey-h100")
+SURVEY_MODULES = sorted(os.path.join(d, f) for d in (os.path.join(SURVEY, p) for p in sorted(os.listdir(SURVEY)))
+                        for f in os.listdir(d) if f.endswith(".py")) if os.path.isdir(SURVEY) else []
+
+
+def test_the_survey_captured_every_kind_of_problem():
+    assert len(SURVEY_MODULES) >= 80  # level 1-3 of the re-sized suite, captured on an H100
+
+
+@pytest.mark.parametrize("path", SURVEY_MODULES, ids=lambda p: os.path.relpath(p, SURVEY))
+def test_every_survey_module_parses_with_kernels_that_its_launches_name(path):
+    # real Inductor output at the suite's sizes (pools, scans, norms, convolution epilogues, attention, networks)
+    with open(path) as f:
+        src = f.read()
+    art = parse_module(src)
+    raw = src.encode()
+    names = {k["name"] for k in art["kernels"]}
+    for k in art["kernels"]:
+        fn = raw[k["function_span"][0]:k["function_span"][1]].decode()
+        assert fn.startswith("def " + k["name"] + "("), fn[:80]
+        assert k["kind"] in ("pointwise", "reduction", "persistent_reduction", "split_scan", "foreach", "template",
+                             "user_autotune", "cooperative_reduction"), k["kind"]
+    assert {launch["kernel"] for launch in art["launches"]} <= names
+    assert names <= {launch["kernel"] for launch in art["launches"]}  # every kernel is launched by call()
