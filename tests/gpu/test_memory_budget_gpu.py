@@ -3,6 +3,7 @@ issue 17 (ARCHITECTURE.md, "Memory"). A row softmax over a 1 GiB fp32 input: lar
 fixed allowance (chunked comparisons, Inductor's autotuning) is small beside the copies an op holds.
 Prints each op's factor (pytest -s shows them)."""
 import json
+import re
 
 import pytest
 
@@ -45,7 +46,11 @@ def test_every_op_stays_within_the_budget(tmp_path):
     base = cap["modules"][0]["path"]
     src = open(base).read()
     bad = out / "bad.py"
-    bad.write_text(src.replace("libdevice.exp(", "1.01 * libdevice.exp(", 1))
+    # off by 0.01 in every stored element: far above atol, so gate 3's evidence needs the float64 reference
+    # (1.01 * exp() was not: a softmax over 65536-wide rows holds values near 1.5e-5, and 1% of them is under
+    # atol = 1e-4, so the model check found no difference and made no reference; seen on an H100)
+    bad.write_text(re.sub(r"tl\.store\((out_ptr\d+ \+ \([^()]*\)), (\w+)", r"tl.store(\1, \2 + 0.01", src, count=1))
+    assert bad.read_text() != src
     _, peaks["profile"] = peak_of(ops.op_profile, dict(args, module=0, reps=3))
     check, peaks["check"] = peak_of(ops.op_check, dict(args, module=0, kernel=name, candidate_module=base))
     mc, peaks["model_check (reference)"] = peak_of(ops.op_model_check, dict(args, module=0, candidate_module=str(bad)))
