@@ -47,10 +47,14 @@ constexpr const char* kMethod =
     "limit and all else stayed; GPU-alone ceiling = the same over the GPU-alone "
     "median (no host time at all)";
 
+/// Problems under a `small/` folder: a suite's host-bound sizes, reported as their own level and kept out of the
+/// overall aggregate (bench/problems/small/).
+constexpr const char* kSmallLevel = "small";
+
 std::string level_of(const fs::path& relative) {
   for (const auto& part : relative) {
     const std::string s = part.string();
-    if (s.rfind("level", 0) == 0) return s;
+    if (s.rfind("level", 0) == 0 || s == kSmallLevel) return s;
   }
   return "other";
 }
@@ -390,7 +394,7 @@ json aggregate(const std::vector<json>& rows) {
   std::vector<const json*> all;
   for (const auto& r : rows) {
     by_level[r["level"].get<std::string>()].push_back(&r);
-    all.push_back(&r);
+    if (r["level"] != kSmallLevel) all.push_back(&r);
   }
   json out = {{"overall", summarize(all)}, {"levels", json::object()}};
   for (const auto& [level, rs] : by_level) out["levels"][level] = summarize(rs);

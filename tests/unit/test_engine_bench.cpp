@@ -117,6 +117,32 @@ TEST(EngineBench, AggregatesGeomeanImprovedAndFastP) {
   EXPECT_NEAR(agg["overall"]["fast_p"]["fast_2.0"].get<double>(), 0.0, 1e-12);  // 5x but incorrect never counts
 }
 
+TEST(EngineBench, SmallProblemsAreTheirOwnLevelOutsideTheOverallAggregate) {
+  // bench/problems/small/: the suite's earlier, host-bound sizes; reported as level "small", never mixed into
+  // the overall figures or a level's geomean
+  std::vector<json> rows = {bench_row("level1/a.py", report(true, true, 2.0, 1), ""),
+                            bench_row("small/b.py", report(true, true, 8.0, 1), ""),
+                            bench_row("small/c.py", json(), "boom")};
+  EXPECT_EQ(rows[1]["level"], "small");
+  const json agg = aggregate(rows);
+  EXPECT_EQ(agg["overall"]["problems"], 1);
+  EXPECT_NEAR(agg["overall"]["geomean_speedup"].get<double>(), 2.0, 1e-12);
+  EXPECT_EQ(agg["overall"]["improved"], 1);
+  EXPECT_EQ(agg["overall"]["failed"], 0);
+  EXPECT_EQ(agg["levels"]["level1"]["problems"], 1);
+  EXPECT_EQ(agg["levels"]["small"]["problems"], 2);
+  EXPECT_NEAR(agg["levels"]["small"]["geomean_speedup"].get<double>(), std::sqrt(8.0), 1e-12);
+  EXPECT_EQ(agg["levels"]["small"]["failed"], 1);
+
+  BenchOptions o;  // selected with the rest, left out by --level N
+  o.problems_dir = make_tree();
+  fs::create_directories(o.problems_dir / "small");
+  std::ofstream(o.problems_dir / "small" / "e_softmax.py") << "# x\n";
+  EXPECT_EQ(select_problems(o).size(), 5u);
+  o.level = 1;
+  EXPECT_EQ(select_problems(o), (std::vector<fs::path>{"level1/a_softmax.py", "level1/b_norm.py"}));
+}
+
 namespace {
 
 /// tests/fixtures/reports/softmax_h200.report.json: a real run of examples/softmax.py on an H200.

@@ -12,8 +12,8 @@ class Model(nn.Module):
         return F.gelu(x)
 
 
-ROWS = 16384
-COLS = 8192
+ROWS = 49152
+COLS = 32768
 
 
 def get_inputs():

@@ -12,8 +12,8 @@ class Model(nn.Module):
         return F.silu(x)
 
 
-ROWS = 4096
-COLS = 16384
+ROWS = 24576
+COLS = 65536
 
 
 def get_inputs():

@@ -12,10 +12,10 @@ class Model(nn.Module):
         return F.hardswish(x)
 
 
-BATCH = 16
-CHANNELS = 64
-HEIGHT = 256
-WIDTH = 256
+BATCH = 64
+CHANNELS = 96
+HEIGHT = 512
+WIDTH = 512
 
 
 def get_inputs():

@@ -13,7 +13,7 @@ class Model(nn.Module):
         return F.leaky_relu(x, negative_slope=self.negative_slope)
 
 
-ROWS = 12288
+ROWS = 196608
 COLS = 8192
 NEGATIVE_SLOPE = 0.02
 

@@ -14,7 +14,7 @@ class Model(nn.Module):
         return F.softplus(x, beta=self.beta, threshold=self.threshold)
 
 
-ROWS = 8192
+ROWS = 131072
 COLS = 12288
 BETA = 2.0
 THRESHOLD = 10.0

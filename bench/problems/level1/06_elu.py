@@ -13,7 +13,7 @@ class Model(nn.Module):
         return F.elu(x, alpha=self.alpha)
 
 
-ROWS = 6144
+ROWS = 98304
 COLS = 16384
 ALPHA = 0.7
 

@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 BATCH = 64
 REDUCE = 512
-INNER = 2048
+INNER = 12288
 
 
 def get_inputs():

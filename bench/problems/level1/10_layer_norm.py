@@ -15,7 +15,7 @@ class Model(nn.Module):
         return self.norm(x)
 
 
-TOKENS = 12288
+TOKENS = 196608
 HIDDEN = 5120
 
 

@@ -14,7 +14,7 @@ class Model(nn.Module):
         return x * inv * self.weight
 
 
-TOKENS = 32768
+TOKENS = 131072
 HIDDEN = 3072
 EPS = 1e-6
 

@@ -15,11 +15,11 @@ class Model(nn.Module):
         return self.norm(x)
 
 
-BATCH = 16
+BATCH = 48
 CHANNELS = 256
 GROUPS = 32
-HEIGHT = 128
-WIDTH = 128
+HEIGHT = 256
+WIDTH = 256
 
 
 def get_inputs():

@@ -15,10 +15,10 @@ class Model(nn.Module):
         return self.norm(x)
 
 
-BATCH = 32
+BATCH = 128
 CHANNELS = 64
-HEIGHT = 160
-WIDTH = 160
+HEIGHT = 320
+WIDTH = 320
 
 
 def get_inputs():

@@ -18,10 +18,10 @@ class Model(nn.Module):
         return self.norm(x)
 
 
-BATCH = 24
+BATCH = 144
 CHANNELS = 128
-HEIGHT = 128
-WIDTH = 128
+HEIGHT = 256
+WIDTH = 256
 
 
 def get_inputs():

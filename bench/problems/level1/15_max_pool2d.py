@@ -12,8 +12,8 @@ class Model(nn.Module):
         return self.pool(x)
 
 
-BATCH = 24
-CHANNELS = 64
+BATCH = 128
+CHANNELS = 128
 HEIGHT = 224
 WIDTH = 224
 KERNEL = 3

@@ -12,9 +12,9 @@ class Model(nn.Module):
         return self.pool(x)
 
 
-BATCH = 32
-CHANNELS = 128
-LENGTH = 16384
+BATCH = 64
+CHANNELS = 256
+LENGTH = 65536
 KERNEL = 8
 STRIDE = 4
 PADDING = 2

@@ -12,8 +12,8 @@ class Model(nn.Module):
         return self.pool(x)
 
 
-BATCH = 8
-CHANNELS = 24
+BATCH = 32
+CHANNELS = 48
 DEPTH = 48
 HEIGHT = 96
 WIDTH = 96

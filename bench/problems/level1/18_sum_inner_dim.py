@@ -11,8 +11,8 @@ class Model(nn.Module):
         return torch.sum(x, dim=-1, keepdim=True)
 
 
-ROWS = 4096
-COLS = 16384
+ROWS = 65536
+COLS = 32768
 
 
 def get_inputs():

@@ -11,8 +11,8 @@ class Model(nn.Module):
         return torch.mean(x, dim=0)
 
 
-ROWS = 16384
-COLS = 4096
+ROWS = 262144
+COLS = 8192
 
 
 def get_inputs():

@@ -11,9 +11,9 @@ class Model(nn.Module):
         return torch.amax(x, dim=1)
 
 
-BATCH = 64
+BATCH = 256
 REDUCE = 4096
-INNER = 256
+INNER = 2048
 
 
 def get_inputs():

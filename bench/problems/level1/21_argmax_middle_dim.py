@@ -11,7 +11,7 @@ class Model(nn.Module):
         return torch.argmax(x, dim=1)
 
 
-BATCH = 128
+BATCH = 2048
 REDUCE = 2048
 INNER = 384
 

@@ -11,7 +11,7 @@ class Model(nn.Module):
         return torch.argmin(x, dim=-1)
 
 
-ROWS = 16384
+ROWS = 262144
 COLS = 6144
 
 

@@ -12,7 +12,7 @@ class Model(nn.Module):
         return torch.cumprod(x, dim=self.dim)
 
 
-ROWS = 8192
+ROWS = 65536
 COLS = 8192
 DIM = 1
 

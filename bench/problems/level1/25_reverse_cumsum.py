@@ -12,7 +12,7 @@ class Model(nn.Module):
         return torch.flip(torch.cumsum(torch.flip(x, dims=(self.dim,)), dim=self.dim), dims=(self.dim,))
 
 
-ROWS = 6144
+ROWS = 24576
 COLS = 12288
 DIM = 1
 

@@ -12,7 +12,7 @@ class Model(nn.Module):
         return F.cross_entropy(logits, target)
 
 
-SAMPLES = 131072
+SAMPLES = 1572864
 CLASSES = 500
 
 

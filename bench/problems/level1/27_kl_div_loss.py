@@ -12,7 +12,7 @@ class Model(nn.Module):
         return F.kl_div(torch.log(pred), target, reduction="batchmean")
 
 
-ROWS = 4096
+ROWS = 40960
 COLS = 8192
 
 

@@ -12,8 +12,8 @@ class Model(nn.Module):
         return F.mse_loss(pred, target)
 
 
-ROWS = 8192
-COLS = 4096
+ROWS = 98304
+COLS = 8192
 
 
 def get_inputs():

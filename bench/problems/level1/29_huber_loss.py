@@ -13,7 +13,7 @@ class Model(nn.Module):
         return F.huber_loss(pred, target, delta=self.delta)
 
 
-BATCH = 32
+BATCH = 768
 ROWS = 1024
 COLS = 1024
 DELTA = 1.5

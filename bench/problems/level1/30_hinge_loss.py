@@ -11,7 +11,7 @@ class Model(nn.Module):
         return torch.clamp(1.0 - pred * labels.unsqueeze(1), min=0.0).mean()
 
 
-ROWS = 16384
+ROWS = 98304
 COLS = 4096
 
 

@@ -12,7 +12,7 @@ class Model(nn.Module):
         return self.loss(anchor, positive, negative)
 
 
-SAMPLES = 32768
+SAMPLES = 262144
 EMBED = 1024
 MARGIN = 0.5
 

@@ -12,7 +12,7 @@ class Model(nn.Module):
         return self.loss(x1, x2, labels)
 
 
-PAIRS = 32768
+PAIRS = 196608
 EMBED = 1536
 MARGIN = 0.1
 

@@ -12,7 +12,7 @@ class Model(nn.Module):
         return torch.mean(1.0 - F.cosine_similarity(pred, target, dim=1, eps=1e-8))
 
 
-ROWS = 65536
+ROWS = 327680
 COLS = 768
 
 

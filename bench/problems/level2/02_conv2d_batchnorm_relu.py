@@ -19,11 +19,11 @@ class Model(nn.Module):
         return torch.relu(self.bn(self.conv(x)))
 
 
-BATCH = 32
+BATCH = 64
 IN_CHANNELS = 64
 OUT_CHANNELS = 128
-HEIGHT = 112
-WIDTH = 112
+HEIGHT = 160
+WIDTH = 160
 
 
 def get_inputs():

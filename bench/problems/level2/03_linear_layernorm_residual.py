@@ -13,7 +13,7 @@ class Model(nn.Module):
         return x + self.norm(self.linear(x))
 
 
-TOKENS = 16384
+TOKENS = 32768
 HIDDEN = 1536
 
 

@@ -14,12 +14,12 @@ class Model(nn.Module):
         return F.silu(self.norm(self.conv(x)))
 
 
-BATCH = 16
+BATCH = 32
 IN_CHANNELS = 32
 OUT_CHANNELS = 128
 GROUPS = 16
-HEIGHT = 128
-WIDTH = 128
+HEIGHT = 192
+WIDTH = 192
 
 
 def get_inputs():

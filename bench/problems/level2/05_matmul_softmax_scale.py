@@ -13,7 +13,7 @@ class Model(nn.Module):
         return torch.softmax(x @ self.weight, dim=-1) * self.scale
 
 
-TOKENS = 8192
+TOKENS = 16384
 IN_FEATURES = 1024
 OUT_FEATURES = 4096
 SCALE = 2.5

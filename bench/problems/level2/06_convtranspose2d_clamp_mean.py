@@ -15,11 +15,11 @@ class Model(nn.Module):
         return y.mean(dim=1, keepdim=True)
 
 
-BATCH = 16
+BATCH = 64
 IN_CHANNELS = 64
 OUT_CHANNELS = 32
-HEIGHT = 64
-WIDTH = 64
+HEIGHT = 128
+WIDTH = 128
 LO = -0.25
 HI = 0.25
 

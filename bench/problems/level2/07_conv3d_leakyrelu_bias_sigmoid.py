@@ -15,7 +15,7 @@ class Model(nn.Module):
         return torch.sigmoid(y + self.channel_bias)
 
 
-BATCH = 8
+BATCH = 32
 IN_CHANNELS = 16
 OUT_CHANNELS = 32
 DEPTH = 32

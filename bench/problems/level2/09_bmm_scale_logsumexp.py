@@ -12,7 +12,7 @@ class Model(nn.Module):
         return torch.logsumexp(torch.bmm(a, b) * self.scale, dim=-1)
 
 
-BATCH = 64
+BATCH = 192
 M = 512
 K = 512
 N = 1024

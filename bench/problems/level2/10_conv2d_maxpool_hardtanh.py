@@ -14,7 +14,7 @@ class Model(nn.Module):
         return F.hardtanh(self.pool(self.conv(x)), min_val=-1.0, max_val=1.0)
 
 
-BATCH = 32
+BATCH = 128
 IN_CHANNELS = 48
 OUT_CHANNELS = 96
 HEIGHT = 128

@@ -14,7 +14,7 @@ class Model(nn.Module):
         return F.silu(self.gate(x)) * self.up(x)
 
 
-TOKENS = 8192
+TOKENS = 4096
 HIDDEN = 2048
 INTERMEDIATE = 5632
 

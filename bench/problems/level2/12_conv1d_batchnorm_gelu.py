@@ -18,10 +18,10 @@ class Model(nn.Module):
         return F.gelu(self.bn(self.conv(x)), approximate="tanh")
 
 
-BATCH = 32
+BATCH = 96
 IN_CHANNELS = 128
 OUT_CHANNELS = 256
-LENGTH = 4096
+LENGTH = 8192
 KERNEL = 5
 
 

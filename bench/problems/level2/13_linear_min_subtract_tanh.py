@@ -13,7 +13,7 @@ class Model(nn.Module):
         return torch.tanh(y - torch.amin(y, dim=1, keepdim=True))
 
 
-TOKENS = 16384
+TOKENS = 32768
 IN_FEATURES = 1024
 OUT_FEATURES = 2048
 

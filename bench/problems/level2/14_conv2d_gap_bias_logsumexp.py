@@ -14,11 +14,11 @@ class Model(nn.Module):
         return torch.logsumexp(y, dim=1) * 10.0
 
 
-BATCH = 32
+BATCH = 96
 IN_CHANNELS = 64
 OUT_CHANNELS = 128
-HEIGHT = 96
-WIDTH = 96
+HEIGHT = 128
+WIDTH = 128
 
 
 def get_inputs():

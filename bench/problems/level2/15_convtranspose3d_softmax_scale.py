@@ -15,12 +15,12 @@ class Model(nn.Module):
         return torch.softmax(self.deconv(x), dim=1) * self.channel_scale
 
 
-BATCH = 4
+BATCH = 16
 IN_CHANNELS = 32
 OUT_CHANNELS = 16
-DEPTH = 16
-HEIGHT = 32
-WIDTH = 32
+DEPTH = 32
+HEIGHT = 48
+WIDTH = 48
 
 
 def get_inputs():

@@ -13,7 +13,7 @@ class Model(nn.Module):
         return torch.clamp(torch.mm(x, self.weight) + self.alpha * x, min=-3.0, max=3.0)
 
 
-TOKENS = 12288
+TOKENS = 18432
 HIDDEN = 2048
 ALPHA = 0.5
 

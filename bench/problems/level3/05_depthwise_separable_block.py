@@ -25,7 +25,7 @@ class Model(nn.Module):
         return torch.clamp(self.bn_pw(self.pointwise(x)), 0.0, 6.0)
 
 
-BATCH = 32
+BATCH = 80
 IN_CHANNELS = 128
 OUT_CHANNELS = 256
 HEIGHT = 112

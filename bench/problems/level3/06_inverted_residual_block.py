@@ -30,7 +30,7 @@ class Model(nn.Module):
         return x + self.bn3(self.project(y))
 
 
-BATCH = 64
+BATCH = 128
 CHANNELS = 64
 EXPANSION = 6
 HEIGHT = 56

@@ -21,7 +21,7 @@ class Model(nn.Module):
         return x + self.ch_fc2(F.gelu(self.ch_fc1(self.norm2(x))))
 
 
-BATCH = 64
+BATCH = 96
 TOKENS = 256
 CHANNELS = 512
 TOKEN_HIDDEN = 512

@@ -30,11 +30,11 @@ class Model(nn.Module):
         return torch.relu(y * gate[:, :, None, None] + x)
 
 
-BATCH = 32
+BATCH = 64
 CHANNELS = 128
 REDUCTION = 16
-HEIGHT = 64
-WIDTH = 64
+HEIGHT = 96
+WIDTH = 96
 
 
 def get_inputs():

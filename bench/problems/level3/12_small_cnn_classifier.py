@@ -25,7 +25,7 @@ class Model(nn.Module):
         return self.head(self.features(x).mean(dim=(2, 3)))
 
 
-BATCH = 64
+BATCH = 160
 IN_CHANNELS = 3
 IMAGE_SIZE = 160
 WIDTHS = [32, 64, 128, 256]

@@ -20,7 +20,7 @@ class Model(nn.Module):
         return torch.relu(self.dec(torch.cat([y, skip], dim=1)))
 
 
-BATCH = 16
+BATCH = 48
 IN_CHANNELS = 32
 WIDTH = 64
 HEIGHT = 128
