@@ -16,7 +16,7 @@ class Model(nn.Module):
         return self.norm(x)
 
 
-BATCH = 32
+BATCH = 24  # 32 took 16.8 ms per eager forward on an H100 (bench/results/2026-12-06-suite-survey-h100)
 CHANNELS = 128
 HEIGHT = 256
 WIDTH = 256
