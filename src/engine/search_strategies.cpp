@@ -119,7 +119,10 @@ std::vector<Candidate> RewriteFamilies::next(SearchState& state, const std::vect
   if (asked_ || t.standalone() || t.tunable.empty()) return {};
   asked_ = true;
   std::vector<Candidate> out;
-  worker::Reply r = t.ctx.ask("rewrite", {{"source", state.task.source}, {"reduction_hint", t.kernel.reduction_hint}});
+  // the ATen ops let a family recognise what the kernel computes (lse_scan: logcumsumexp alone)
+  worker::Reply r = t.ctx.ask("rewrite", {{"source", state.task.source},
+                                          {"reduction_hint", t.kernel.reduction_hint},
+                                          {"aten_ops", t.kernel.aten_ops}});
   if (!r.ok()) {
     spdlog::warn("  {}: the rewrite library failed: {}", t.kernel.name, r.error);
     return out;

@@ -294,6 +294,8 @@ TEST_F(EngineSearch, ASlowerConfigIsDroppedAtTheScreenAndNeverGated) {
 TEST_F(EngineSearch, RewriteFamiliesPinTheBlockSizesTheRewriteWasWrittenFor) {
   worker_.on("rewrite", [](const json& args) {
     EXPECT_EQ(args["reduction_hint"], "INNER");
+    // the kernel's ATen ops (from the artifact) let a family recognise what it computes
+    EXPECT_EQ(args["aten_ops"], json({"prims.prepare_softmax_online", "aten.sub", "aten.exp", "aten._softmax"}));
     return ok({{"skipped", {{{"family", "split_reduction"}, {"why", "one row per program already"}}}},
                {"candidates",
                 {{{"code", "def " + kKernel + "(): pass\n"},

@@ -26,14 +26,15 @@ Families:
                 instead of the row's start, which the other programs' traffic has evicted
                 (long-row softmax, instance/group norm over large extents). Block sizes stay
                 tunable; nothing is pinned.
+  lse_scan      A logcumsumexp scan (coder/lse_scan.py): from a running max and a multiply-add scan
+                instead of a log-add-exp combine at every level of the scan tree.
 """
 import ast
 
-FAMILIES = ("resident_row", "reverse_pass")
+from kernelopt.coder.common import NotApplicable, is_r0_loop as _is_r0_loop  # noqa: F401 (NotApplicable: callers import it from here)
+from kernelopt.coder.lse_scan import lse_scan
 
-
-class NotApplicable(Exception):
-    """The family does not apply to this kernel; the message says why (for the report)."""
+FAMILIES = ("resident_row", "reverse_pass", "lse_scan")
 
 
 def _function(source):
@@ -61,18 +62,6 @@ def _int_assign(fn, name):
                 and isinstance(node.value.value, int)):
             return node.value.value
     return None
-
-
-def _is_r0_loop(node):
-    """`for r0_offset in range(0, r0_numel, R0_BLOCK)` (or tl.range) exactly."""
-    if not isinstance(node, ast.For) or node.orelse:
-        return False
-    if not (isinstance(node.target, ast.Name) and node.target.id == "r0_offset"):
-        return False
-    it = node.iter
-    if not isinstance(it, ast.Call) or it.keywords or ast.unparse(it.func) not in ("range", "tl.range"):
-        return False
-    return [ast.unparse(a) for a in it.args] == ["0", "r0_numel", "R0_BLOCK"]
 
 
 def _call_name(node):
@@ -533,7 +522,7 @@ def reverse_pass(source):
 
 
 def op_rewrite(args):
-    """{source, reduction_hint, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
+    """{source, reduction_hint, aten_ops?, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
     skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored)."""
     source = args["source"]
     wanted = args.get("families") or list(FAMILIES)
@@ -545,6 +534,8 @@ def op_rewrite(args):
                                                  args.get("reduction_hint", ""))
             elif family == "reverse_pass":
                 code, meta, notes = reverse_pass(source)
+            elif family == "lse_scan":
+                code, meta, notes = lse_scan(source, args.get("aten_ops"))
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:

@@ -1,0 +1,165 @@
+"""The lse_scan rewrite family (python/kernelopt/coder/lse_scan.py) on Inductor's real logcumsumexp kernel,
+captured on an H100 (tests/fixtures/inductor/survey-h100/level1__59_logcumsumexp: 8192 rows of 32768). Under
+Triton's interpreter the captured kernel and its rewrite run on a shrunk copy (the constants Inductor baked
+in replaced: rows, row length and row stride), the rest of the code as captured."""
+import math
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+from kernelopt.artifact.inductor import parse_module  # noqa: E402
+from kernelopt.artifact.static import analyze_source  # noqa: E402
+from kernelopt.coder.lse_scan import lse_scan  # noqa: E402
+from kernelopt.coder.rewrite import NotApplicable, op_rewrite  # noqa: E402
+from kernelopt.device import kernels  # noqa: E402
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
+LSE = os.path.join(FIXTURES, "survey-h100", "level1__59_logcumsumexp", "module0.py")
+ROWS, COLS = 8192, 32768  # as captured
+
+
+def captured(path=LSE, index=0):
+    """(kernel facts, kernel source as the engine sends it: imports, helpers, decorated kernel)."""
+    src = open(path).read()
+    k = parse_module(src)["kernels"][index]
+    s, e = k["source_span"]
+    return k, src.encode()[s:e].decode()
+
+
+def runnable(source, rows, cols):
+    """The kernel source with Inductor's decorator and driver call removed and its sizes shrunk."""
+    lines = source.splitlines()
+    out, skip = [], 0
+    for line in lines:
+        if line.startswith("@triton_heuristics."):
+            skip = 1
+        if skip:
+            skip = 0 if line.startswith(")") else 1
+            continue
+        if "set_driver_to_gpu" in line or line.startswith("from torch._inductor.runtime.hints"):
+            continue
+        out.append(line)
+    text = "\n".join(out)
+    text = text.replace(f"xnumel = {ROWS}", f"xnumel = {rows}").replace(f"r0_numel = {COLS}", f"r0_numel = {cols}")
+    return text.replace(f"{COLS}*x0", f"{cols}*x0").replace(f"{COLS} * x0", f"{cols} * x0")
+
+
+LIBDEVICE_SHIM = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def isinf(x):
+    return (x == float("inf")) | (x == float("-inf"))
+
+
+@triton.jit
+def log1p(x):
+    return tl.log(1.0 + x)
+
+
+@triton.jit
+def exp(x):
+    return tl.exp(x)
+'''
+
+
+def libdevice_shim(tmp_path_factory=None):
+    """CUDA's libdevice calls the captured kernel makes, for the interpreter (which has none of them):
+    isinf, exp, and log1p as log(1 + x) (the interpreter's arithmetic, for the original only)."""
+    import importlib.util
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(), "libdevice_shim.py")
+    with open(path, "w") as f:
+        f.write(LIBDEVICE_SHIM)
+    spec = importlib.util.spec_from_file_location("libdevice_shim", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def jit_of(text, name):
+    kernels._prepare_interpreter()
+    jit = kernels.load_kernel_source(text, name)
+    shim = libdevice_shim()
+    for fn in [jit.fn] + [v for v in jit.fn.__globals__.values() if hasattr(v, "fn") and hasattr(v.fn, "__globals__")]:
+        fn = getattr(fn, "fn", fn)
+        fn.__globals__["libdevice"] = shim
+        fn.__globals__["triton_helpers"] = kernels._interpreter_helpers()
+    return jit
+
+
+@pytest.fixture(autouse=True)
+def interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def run(jit, x, xblock, rblock):
+    rows, cols = x.shape
+    out = torch.full_like(x, float("nan"))
+    jit[(rows // xblock,)](x, out, rows, cols, XBLOCK=xblock, R0_BLOCK=rblock)
+    return out
+
+
+def edge_input(rows, cols, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, cols, generator=g) * 3.0
+    x[0, :4] = float("-inf")                    # an all -inf prefix: -inf, then the first finite value
+    x[1, 3] = float("inf")                      # +inf from there on
+    x[2, 5] = float("nan")                      # NaN from there on
+    x[3] = torch.linspace(-300, 300, cols)      # a new maximum at every step, a range exp() cannot span
+    x[4] = torch.linspace(300, -300, cols)      # the maximum first, then terms that underflow
+    return x
+
+
+def test_lse_scan_applies_to_the_captured_kernel_with_the_same_signature_and_passes_gate_1_facts():
+    k, source = captured()
+    code, meta, notes = lse_scan(source, k["aten_ops"])
+    facts = analyze_source(code)
+    assert facts["parse_error"] is None and facts["imports"] == []
+    kernel = next(f for f in facts["functions"] if f["name"] == k["name"])
+    assert kernel["params"] == k["params"] and kernel["constexprs"] == k["constexprs"]
+    assert facts["stored_params"][k["name"]] == ["out_ptr0"]
+    assert all(t["kind"] == "FunctionDef" for t in facts["toplevel"])
+    assert "log1p" not in code and "logcumsumexp" in notes
+    assert meta == {}  # block sizes stay the tuner's
+
+
+@pytest.mark.parametrize("rows,cols,xblock,rblock", [(6, 37, 1, 8), (6, 37, 2, 16), (8, 64, 4, 64), (6, 7, 1, 8)])
+def test_lse_scan_matches_float64_and_the_captured_kernel_with_inf_nan_and_wide_ranges(rows, cols, xblock, rblock):
+    k, source = captured()
+    code, _, _ = lse_scan(source, k["aten_ops"])
+    header = source[:source.index("@triton_heuristics.")]
+    rewritten = jit_of(runnable(header + code, rows, cols), k["name"])
+    original = jit_of(runnable(source, rows, cols), k["name"])
+    x = edge_input(rows, cols, seed=rows * cols)
+    got, want = run(rewritten, x, xblock, rblock), run(original, x, xblock, rblock)
+    ref = torch.logcumsumexp(x.double(), dim=1)
+    assert torch.equal(torch.isnan(got), torch.isnan(ref)), (got, ref)
+    assert torch.equal(torch.isinf(got) & (got > 0), torch.isinf(ref) & (ref > 0))
+    assert torch.equal(torch.isinf(got) & (got < 0), torch.isinf(ref) & (ref < 0))
+    finite = torch.isfinite(ref)
+    err = (got.double() - ref).abs()[finite]
+    assert float(err.max()) <= 1e-4 + 1e-4 * float(ref.abs()[finite].max()), float(err.max())
+    # as close to float64 as the captured kernel is (the model gate's rule), within fp32 rounding
+    base_err = (want.double() - ref).abs()[finite].nan_to_num(posinf=math.inf)
+    assert float(err.max()) <= 4 * float(base_err.max()) + 1e-5
+
+
+def test_lse_scan_declines_what_it_does_not_understand_with_a_reason():
+    k, source = captured()
+    with pytest.raises(NotApplicable, match="not a logcumsumexp alone"):
+        lse_scan(source, k["aten_ops"] + ["aten.mul"])  # something fused before or after the scan
+    with pytest.raises(NotApplicable, match="not a logcumsumexp alone"):
+        lse_scan(source, None)  # an engine that sends no ATen ops gets no rewrite
+    cumsum, cumsum_source = captured(os.path.join(FIXTURES, "survey-h100", "level1__23_cumsum", "module0.py"))
+    with pytest.raises(NotApplicable, match="not a log-add-exp"):
+        lse_scan(cumsum_source, ["aten.logcumsumexp"])  # a scan that adds: declined whatever the ops claim
+    skipped = op_rewrite({"source": source, "reduction_hint": "INNER", "families": ["lse_scan"]})["skipped"]
+    assert skipped and "ATen ops" in skipped[0]["why"]
+    applied = op_rewrite({"source": source, "families": ["lse_scan"], "aten_ops": k["aten_ops"]})
+    assert [c["family"] for c in applied["candidates"]] == ["lse_scan"]
