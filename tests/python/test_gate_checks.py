@@ -323,3 +323,37 @@ def test_a_candidate_that_skips_work_is_caught_when_the_output_already_held_the_
     stale_bad = [run for run in r["runs"] if run["source"] == "stale"
                  and any(t["mismatches"] for t in run["tensors"])]
     assert len(stale_bad) == 3
+
+
+def test_a_kernel_s_own_stores_declare_its_outputs_whatever_their_names():
+    # a standalone kernel names its arguments as its author likes: the parameters its code stores through are
+    # its outputs, so an output already holding the answer still gets its stale runs
+    import textwrap
+    from kernelopt.gates.launches import stored_by
+    src = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def double(x, result, n, BLOCK: tl.constexpr):
+            i = tl.arange(0, BLOCK)
+            tl.store(result + i, 2 * tl.load(x + i), mask=i < n)
+        """)
+    import importlib.util
+    import os
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(), "double_kernel.py")
+    with open(path, "w") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location("double_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert stored_by(mod.double) == ("result",)
+    names = ["x", "result", "n"]
+
+    def nothing(c):
+        pass
+    r = check_launches(answered_records(), exact, nothing, names, 1e-4, 1e-4, repeats=1, stored=stored_by(mod.double))
+    assert len([run for run in r["runs"] if run["source"] == "stale" and any(t["mismatches"] for t in run["tensors"])]) == 3
+    blind = check_launches(answered_records(), exact, nothing, names, 1e-4, 1e-4, repeats=1)
+    assert not [run for run in blind["runs"] if run["source"] == "stale"]  # what the declaration adds

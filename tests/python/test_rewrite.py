@@ -178,10 +178,10 @@ def test_rewrite_declines_rows_that_are_not_contiguous():
     _, text = kernel_function("softmax", "triton_red_")
     for hint in ("OUTER", "OUTER_TINY", "DEFAULT", ""):
         result = op_rewrite({"source": text, "reduction_hint": hint})
-        assert [c["family"] for c in result["candidates"]] == ["reverse_pass"], hint  # any layout
+        assert [c["family"] for c in result["candidates"]] == ["reverse_pass", "row_stream"], hint  # any layout
         assert result["skipped"][0]["family"] == "resident_row" and "not contiguous" in result["skipped"][0]["why"]
     result = op_rewrite({"source": text, "reduction_hint": "INNER"})
-    assert [c["family"] for c in result["candidates"]] == ["resident_row", "reverse_pass"]
+    assert [c["family"] for c in result["candidates"]] == ["resident_row", "reverse_pass", "row_stream"]
 
 
 def test_rewrite_declines_rows_that_do_not_fit_and_dynamic_rows():

@@ -25,7 +25,7 @@ def _is_literal(node):
         return False
 
 
-def _stored_params(fn):
+def stored_params(fn):
     """Pointer params written through tl.store / tl.atomic_* in fn (the base name of the address)."""
     params = {a.arg for a in fn.args.args}
     stored = set()
@@ -64,7 +64,7 @@ def analyze_source(source):
                                        "line": node.lineno,
                                        "first_line": min([d.lineno for d in node.decorator_list] + [node.lineno]),
                                        "end_line": node.end_lineno})
-            facts["stored_params"][node.name] = _stored_params(node)
+            facts["stored_params"][node.name] = stored_params(node)
     names, calls = set(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -6,7 +6,7 @@ import ast
 import hashlib
 
 from kernelopt.artifact.inductor import _literal, byte_offsets
-from kernelopt.artifact.static import _dotted, _stored_params  # one ast reading of kernels for both input kinds
+from kernelopt.artifact.static import _dotted, stored_params  # one ast reading of kernels for both input kinds
 
 CONVENTION = "a standalone Triton file defines @triton.jit kernels, launch(*inputs) and get_inputs()"
 KIND = "triton_jit"
@@ -63,7 +63,7 @@ def parse_file(source):
             "line": fn.lineno,
             "params": params,
             "constexprs": constexprs,
-            "stored_params": _stored_params(fn),
+            "stored_params": stored_params(fn),
             "helper_functions": sorted((used & names) - {fn.name}),
             "num_load": sum(c == "tl.load" for c in calls),
             "num_store": sum(c == "tl.store" for c in calls),

@@ -26,6 +26,9 @@ Families:
                 instead of the row's start, which the other programs' traffic has evicted
                 (long-row softmax, instance/group norm over large extents). Block sizes stay
                 tunable; nothing is pinned.
+  row_stream    A multi-pass looped reduction's rows one after another, XBLOCK of them in a program, about
+                one program an SM (coder/row_stream.py), with reverse_pass's change where it applies: the
+                rows in flight fit L2, so the later passes re-read each row from L2, not memory.
   lse_scan      A logcumsumexp scan (coder/lse_scan.py): from a running max and a multiply-add scan
                 instead of a log-add-exp combine at every level of the scan tree.
 """
@@ -33,8 +36,9 @@ import ast
 
 from kernelopt.coder.common import NotApplicable, is_r0_loop as _is_r0_loop  # noqa: F401 (NotApplicable: callers import it from here)
 from kernelopt.coder.lse_scan import lse_scan
+from kernelopt.coder.row_stream import row_stream
 
-FAMILIES = ("resident_row", "reverse_pass", "lse_scan")
+FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan")
 
 
 def _function(source):
@@ -521,6 +525,17 @@ def reverse_pass(source):
     return "@triton.jit\n" + ast.unparse(fn) + "\n", {}, notes
 
 
+def _row_stream_reversed(source):
+    """row_stream over the reverse_pass rewrite where that applies (the later passes walk each row from its
+    end), else over the kernel as it is."""
+    try:
+        code, _, reversed_notes = reverse_pass(source)
+    except NotApplicable:
+        return row_stream(source)
+    code, meta, notes = row_stream(code)
+    return code, meta, notes + "; " + reversed_notes
+
+
 def op_rewrite(args):
     """{source, reduction_hint, aten_ops?, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
     skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored)."""
@@ -534,6 +549,8 @@ def op_rewrite(args):
                                                  args.get("reduction_hint", ""))
             elif family == "reverse_pass":
                 code, meta, notes = reverse_pass(source)
+            elif family == "row_stream":
+                code, meta, notes = _row_stream_reversed(source)
             elif family == "lse_scan":
                 code, meta, notes = lse_scan(source, args.get("aten_ops"))
             else:

@@ -35,12 +35,37 @@ DEFAULT_REPEATS = 3
 OUTPUT_PREFIXES = ("out_ptr", "in_out_ptr")
 
 
-def declared_outputs(names):
-    """Positions of the arguments the kernel's own names declare as outputs (Inductor's convention).
-    An output's bits can equal its state before the launch (the caching allocator handed its buffer the
-    block an earlier forward on the same inputs wrote), so "the original left it as it was" cannot tell
-    an output from an input there; the name can. Other arguments are judged by what the original does."""
-    return {i for i, n in enumerate(names) if isinstance(n, str) and n.startswith(OUTPUT_PREFIXES)}
+def declared_outputs(names, stored=()):
+    """Positions of the arguments the original kernel declares as outputs: by Inductor's names, or because its
+    own code stores through them (`stored`: param names, from stored_by). An output's bits can equal its
+    state before the launch (the caching allocator handed its buffer the block an earlier call on the same
+    inputs wrote), so "the original left it as it was" cannot tell an output from an input there; the
+    declaration can. Other arguments are judged by what the original does."""
+    return {i for i, n in enumerate(names)
+            if isinstance(n, str) and (n.startswith(OUTPUT_PREFIXES) or n in set(stored))}
+
+
+def stored_by(kernel):
+    """Names of the pointer parameters a kernel object's own function stores through (tl.store, tl.atomic_*),
+    read from its source with ast; () where the source cannot be read. Stores made inside a helper function
+    are not seen: there the original's changes still tell."""
+    import inspect
+    import textwrap
+    import types
+    from kernelopt.artifact.static import stored_params
+    fn = kernel
+    for _ in range(4):  # CachingAutotuner -> JITFunction -> function; InterpretedFunction -> function
+        if isinstance(fn, types.FunctionType):
+            break
+        fn = getattr(fn, "fn", None)
+    if not isinstance(fn, types.FunctionType):
+        return ()
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return ()
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fn.__name__]
+    return tuple(stored_params(defs[0])) if defs else ()
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
@@ -287,10 +312,11 @@ def _state(record_state):
 
 
 def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAULT_REPEATS,
-                   sync=lambda: None, error_line=None, halves=None):
+                   sync=lambda: None, error_line=None, halves=None, stored=()):
     """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
     order, a state given as is or as a Lazy; run_base(state)/run_cand(state) launch the
-    original/candidate in place on a state; halves, when given, is a function returning
+    original/candidate in place on a state; stored names the parameters the original's code stores
+    through (stored_by: they are outputs whatever their bits before a launch); halves, when given, is a function returning
     (run_upper, run_lower), the candidate's upper/lower half of programs, or None; it is called only
     when every earlier run passed (loading the copies compiles two kernels on a GPU: not spent on a
     candidate already rejected).
@@ -300,7 +326,7 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
     Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
     error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
     repeats = max(1, int(repeats))
-    check = _Check(run_base, run_cand, names, atol, rtol, repeats, sync, error_line)
+    check = _Check(run_base, run_cand, names, atol, rtol, repeats, sync, error_line, stored)
     groups = {}  # (source, seed) -> [(launch index, state)], in record order
     for seed, i, source, state in records:
         groups.setdefault((source, seed), []).append((i, state))
@@ -342,12 +368,12 @@ class _Check:
     """One check_launches call's runs, built seed by seed; copies of a launch state are made one or
     two at a time and dropped as soon as their comparison is done."""
 
-    def __init__(self, run_base, run_cand, names, atol, rtol, repeats, sync, error_line):
+    def __init__(self, run_base, run_cand, names, atol, rtol, repeats, sync, error_line, stored=()):
         self.run_base, self.run_cand, self.names = run_base, run_cand, names
         self.atol, self.rtol, self.repeats, self.sync, self.error_line = atol, rtol, repeats, sync, error_line
         self.model, self.stale, self.repeat = [], [], []
         self.written = {}  # (source, seed, launch) -> positions the original writes
-        self.declared = declared_outputs(names)  # outputs by name, whatever their bits before the launch
+        self.declared = declared_outputs(names, stored)  # outputs by name or by the original's stores
         self.det = {"repeats": repeats, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
 
     def launched(self, run, start, kernel):

@@ -158,7 +158,7 @@ def op_check(args):
     return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
                                       list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
                                       args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,
-                                      halves=halves)
+                                      halves=halves, stored=gate_checks.stored_by(base))
 
 
 def _program_halves(path, name):

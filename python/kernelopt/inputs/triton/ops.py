@@ -122,7 +122,7 @@ def op_check(args):
     return checks.check_launches(records, lambda l: l.run(base), lambda l: l.run(cand), _arg_names(base),
                                  args.get("atol", 1e-4), args.get("rtol", 1e-4),
                                  args.get("repeats", checks.DEFAULT_REPEATS), lambda: _sync(s.device), _error_line,
-                                 halves=halves)
+                                 halves=halves, stored=checks.stored_by(base))
 
 
 def _model_runs(s, cand_mod, atol, rtol):

@@ -1,0 +1,111 @@
+"""The `row_stream` rewrite family: a looped reduction's rows one after another, few programs, so a row's later
+passes find it in L2.
+
+Inductor runs a multi-pass reduction over long rows (instance and group norm over large planes, layer norm over
+C x H x W, conv + norm epilogues) with one row per program (XBLOCK=1, R0_BLOCK=2048, 16 warps): four programs
+an SM, about 500 rows in flight, each read two or three times. At 400 KB a row that is 200 MB in flight against
+a 50 MB L2, so every later pass reads the row from memory again; such kernels sat at 58-67% of the measured
+bandwidth on an H100 (bench/results/2026-12-06-suite-survey-h100). Here each program takes XBLOCK consecutive
+rows and runs the original's passes over one row at a time: with about one program an SM, about 130 rows are in
+flight, and the later passes walk each row from its end (the `reverse_pass` family's change, applied first where
+it applies), so their re-reads start with what the previous pass read last.
+
+The rewrite keeps the kernel's name, parameters and every computation: the original body runs once per row with
+its row tile one row tall (XBLOCK replaced by 1 inside), the row index taken from the loop. XBLOCK stays tunable
+(the rows one program takes; the grid is the launcher's cdiv(xnumel, XBLOCK)); the suggested value leaves about
+128 programs. The gates judge every result: the performance gate keeps it only where it is faster.
+"""
+import ast
+
+from kernelopt.coder.common import NotApplicable
+
+ROW = "_ks_row"          # the loop variable: the row of the program's XBLOCK rows being reduced
+FIRST = "_ks_first_row"  # the program's first row
+PROGRAMS = 128           # about one program an SM on an H100/H200 (132 SMs): the rows in flight fit L2 best
+
+
+def _kernel(source):
+    tree = ast.parse(source)
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if len(fns) != 1:
+        raise NotApplicable(f"expected one kernel function, found {len(fns)}")
+    return tree, fns[0]
+
+
+def _int_assign(body, name):
+    for node in body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, int)):
+            return node.value.value
+    return None
+
+
+def _is_row_pass(node):
+    """A pass over the row: `for <r0_offset or reverse_pass's r0_step> in (tl.)range(0, r0_numel, R0_BLOCK)`."""
+    if not isinstance(node, ast.For) or node.orelse or not isinstance(node.iter, ast.Call):
+        return False
+    it = node.iter
+    return (ast.unparse(it.func) in ("range", "tl.range") and not it.keywords
+            and [ast.unparse(a) for a in it.args] == ["0", "r0_numel", "R0_BLOCK"])
+
+
+def _is_xoffset(node):
+    """`xoffset = tl.program_id(0) * XBLOCK`, as Inductor writes it."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "xoffset" and ast.unparse(node.value) == "tl.program_id(0) * XBLOCK")
+
+
+class _OneRow(ast.NodeTransformer):
+    """XBLOCK -> 1 everywhere it is read (tile shapes, aranges, masks): the body works on one row."""
+
+    def visit_Name(self, node):
+        if node.id == "XBLOCK" and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Constant(1), node)
+        return node
+
+
+def _suggested_xblock(xnumel):
+    """Rows a program takes: a power of two dividing xnumel that leaves about PROGRAMS programs (>= 1)."""
+    block = 1
+    while xnumel % (block * 2) == 0 and xnumel // (block * 2) >= PROGRAMS:
+        block *= 2
+    return block
+
+
+def row_stream(source):
+    """(code, meta, notes): see the module docstring; source is the kernel as the engine sends it, or the
+    reverse_pass family's code."""
+    tree, fn = _kernel(source)
+    params = [a.arg for a in fn.args.args]
+    if "XBLOCK" not in params or "R0_BLOCK" not in params:
+        raise NotApplicable("not a looped reduction over rows (no XBLOCK and R0_BLOCK)")
+    loops = [n for n in fn.body if _is_row_pass(n)]
+    if len(loops) < 2:
+        raise NotApplicable("one pass over the row: nothing to find in L2 again")
+    xoffsets = [i for i, n in enumerate(fn.body) if _is_xoffset(n)]
+    if len(xoffsets) != 1:
+        raise NotApplicable("the row index is not `xoffset = tl.program_id(0) * XBLOCK`")
+    if any(isinstance(n, ast.Return) for n in ast.walk(fn)):
+        raise NotApplicable("the kernel returns early")
+    if any(isinstance(n, ast.Call) and ast.unparse(n.func).startswith("tl.atomic") for n in ast.walk(fn)):
+        raise NotApplicable("the kernel uses atomics")
+    if any(isinstance(n, ast.Name) and n.id in (ROW, FIRST) for n in ast.walk(fn)):
+        raise NotApplicable(f"the kernel already uses the name {ROW} or {FIRST}")
+    xnumel = _int_assign(fn.body, "xnumel")
+    if xnumel is None:
+        raise NotApplicable("xnumel is not a constant in the kernel")
+    at = xoffsets[0]
+    head, rows = fn.body[:at], fn.body[at + 1:]
+    # the statements before xoffset (sizes) stay as they are; those after run once per row, one row tall
+    body = [_OneRow().visit(s) for s in rows]
+    first = ast.parse(f"{FIRST} = tl.program_id(0) * XBLOCK").body[0]
+    loop = ast.parse(f"for {ROW} in tl.range(0, XBLOCK):\n    xoffset = {FIRST} + {ROW}").body[0]
+    loop.body += body
+    fn.body = head + [first, loop]
+    fn.decorator_list = []
+    ast.fix_missing_locations(tree)
+    block = _suggested_xblock(xnumel)
+    notes = (f"row stream: {block} rows a program, one after another ({xnumel // block} programs), so a row's "
+             "later passes find it in L2")
+    return "@triton.jit\n" + ast.unparse(fn) + "\n", {"XBLOCK": block}, notes
