@@ -33,8 +33,7 @@ struct SearchTarget {
   nlohmann::json tunable;      ///< num_warps, num_stages and the constexprs the baseline sets; {} without a baseline
   nlohmann::json kernel_json;  ///< the kernel as artifact::to_json has it (what the Tuner's space reads)
 
-  /// A standalone Triton file (optimize-kernel, optimize-helion), not an Inductor module.
-  bool standalone() const { return module.input_kind == "triton"; }
+  const InputKind& input;      ///< what the kind of input decides (the context's)
   bool llm_on(agents::Role role) const { return ctx.llm != nullptr && ctx.llm->enabled(role); }
   /// The current launch config as a label; a standalone kernel's without its (fixed) block sizes.
   std::string baseline_label() const;
