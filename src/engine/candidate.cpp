@@ -115,12 +115,38 @@ std::vector<Candidate> tuner_candidates(const SearchTarget& target, const std::s
   return out;
 }
 
+json analyze_args(const SearchTarget& target, const std::string& source, const std::vector<std::string>& grid) {
+  json args = {{"source", source}};
+  if (!grid.empty()) {
+    args["grid"] = grid;
+    json names = json::array();
+    for (const auto& p : target.kernel.params) {
+      if (p.size() >= 5 && p.ends_with("numel")) names.push_back(p);
+    }
+    args["grid_names"] = names;
+  }
+  return args;
+}
+
+store::CandidateRecord candidate_record(const SearchTarget& target, const Candidate& c, json meta) {
+  store::CandidateRecord rec;
+  rec.run_id = target.ctx.run_id;
+  rec.module = target.module.index;
+  rec.kernel = target.kernel.name;
+  rec.source_hash = c.hash;
+  rec.origin = c.origin;
+  rec.meta = std::move(meta);
+  return rec;
+}
+
 namespace {
 
-/// Where the answer's kernel function is: ast facts of the answer alone (it is never run here).
-artifact::FunctionLines answer_function(const SearchTarget& target, const std::string& code) {
-  worker::Reply facts = target.ctx.ask("analyze", {{"source", code}});
+/// Where the answer's kernel function is: ast facts of the answer alone (it is never run here), kept on the
+/// candidate (gate 1 reuses them where it reads the answer itself).
+artifact::FunctionLines answer_function(const SearchTarget& target, Candidate& c) {
+  worker::Reply facts = target.ctx.ask("analyze", analyze_args(target, c.code, c.grid));
   if (!facts.ok()) throw artifact::ArtifactError("cannot analyze the answer: " + facts.error);
+  c.code_facts = facts.result;
   if (facts.result.value("parse_error", json()).is_string()) {
     throw artifact::ArtifactError("the answer's code does not parse: " + facts.result["parse_error"].get<std::string>());
   }
@@ -142,7 +168,7 @@ void compose_source(const SearchTarget& target, Candidate& c) {
     c.kernel_source = target.input.config_source(module, kernel, artifact::LaunchConfig::from_json(c.config));
     return;
   }
-  const artifact::FunctionLines fn = answer_function(target, c.code);
+  const artifact::FunctionLines fn = answer_function(target, c);
   c.kernel_source = target.input.code_source(module, kernel, c.code, fn, c.config, c.grid);
 }
 

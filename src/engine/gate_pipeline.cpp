@@ -72,14 +72,8 @@ bool GatePipeline::admit(Candidate& c) {
   c.module_path = (t.ctx.out / "candidates" / fmt::format("m{}_{}_{}.py", t.module.index, t.kernel.name, c.hash.substr(0, 12)))
                       .string();
   util::write_file_atomic(c.module_path, artifact::stitch_kernels(t.module, {{t.kernel.name, c.kernel_source}}));
-  store::CandidateRecord rec;
-  rec.run_id = t.ctx.run_id;
-  rec.module = t.module.index;
-  rec.kernel = t.kernel.name;
-  rec.source_hash = c.hash;
-  rec.origin = c.origin;
-  rec.meta = {{"config", c.config}, {"grid", c.grid}, {"notes", c.notes}};
-  auto [stored, inserted] = t.ctx.store.add_candidate(rec);
+  auto [stored, inserted] =
+      t.ctx.store.add_candidate(candidate_record(t, c, {{"config", c.config}, {"grid", c.grid}, {"notes", c.notes}}));
   c.record = stored;
   if (!inserted && stored.status == "rejected") {  // a failed candidate is never re-evaluated
     spdlog::info("    {:<36} rejected earlier in this run (not re-run)", c.label());
@@ -96,16 +90,13 @@ bool GatePipeline::static_gate(Candidate& c) {
   // Gate 1: static validation of the source, then (only then) compilation.
   const SearchTarget& t = state_.target;
   const StaticText read = t.input.static_text(c, original_text_);
-  json analyze_args = {{"source", read.text}};
-  if (!c.grid.empty()) {
-    analyze_args["grid"] = c.grid;
-    json names = json::array();
-    for (const auto& p : t.kernel.params) {
-      if (p.size() >= 5 && p.ends_with("numel")) names.push_back(p);
-    }
-    analyze_args["grid_names"] = names;
+  // one analyze per text: a standalone candidate's code was read when it was composed
+  worker::Reply facts;
+  if (read.text == c.code && c.code_facts.is_object()) {
+    facts.result = c.code_facts;
+  } else {
+    facts = t.ctx.ask("analyze", analyze_args(t, read.text, c.grid));
   }
-  worker::Reply facts = t.ctx.ask("analyze", analyze_args);
   if (!facts.ok()) return state_.record(c, worker_failure("static", facts));
   verify::Verdict v = verify::static_gate(facts.result, original_facts_);
   if (!read.engine_line.empty()) v.evidence["engine_decorator"] = read.engine_line;
