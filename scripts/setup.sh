@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kernelopt needs to build and test: Debian packages for the C++
 # engine (and chromium, in which tests/python renders bench.html), and (only
-# where missing) torch, triton and pytest for the worker.
+# where missing) torch, triton, jsonschema and pytest for the worker.
 # An existing torch (e.g. a CUDA build on a GPU machine) is never replaced.
 set -euo pipefail
 SUDO=""
@@ -18,6 +18,8 @@ PY=${PYTHON:-python3}
 "$PY" -c "import triton" 2>/dev/null || "$PY" -m pip install -q triton
 "$PY" -c "import pytest" 2>/dev/null || "$PY" -m pip install -q pytest
 "$PY" -c "import numpy" 2>/dev/null || "$PY" -m pip install -q numpy
+# the worker checks every request against its protocol's schema (python/kernelopt/worker/protocol.json)
+"$PY" -c "import jsonschema" 2>/dev/null || "$PY" -m pip install -q jsonschema
 # Helion is optional (optimize-helion and its tests); a machine without PyPI goes on without it.
 "$PY" -c "import helion" 2>/dev/null || "$PY" -m pip install -q helion \
   || echo "setup: helion not installed (pip could not reach it); optimize-helion will say so"

@@ -214,6 +214,8 @@ std::string answer_rules(const KernelTask& t, int candidates) {
       {"count_rule", count_rule},
       {"atol", fmt::format("{:g}", t.atol)},
       {"rtol", fmt::format("{:g}", t.rtol)},
+      {"half_atol", fmt::format("{:g}", t.half_atol)},
+      {"half_rtol", fmt::format("{:g}", t.half_rtol)},
       {"meta_example", "{" + join(meta) + "}"},
       {"constexprs", t.constexprs.empty() ? std::string("none") : join(t.constexprs)},
       {"grid_rule", t.grid_rule.empty() ? std::string("Inductor's default") : t.grid_rule},

@@ -66,7 +66,8 @@ struct KernelTask {
   std::vector<Attempt> earlier;
   std::vector<std::string> outputs;           ///< pointers the original stores to; empty = read from source
   double bandwidth_gbps = 0;                  ///< measured copy bandwidth; 0 = derived from the profile
-  double atol = 1e-4, rtol = 1e-4;            ///< the correctness gates' fp32 tolerances
+  double atol = 0, rtol = 0;                  ///< the correctness gates' fp32 tolerances (the run's: engine::kernel_task)
+  double half_atol = 0, half_rtol = 0;        ///< their fp16 and bf16 tolerances
 };
 
 /// Why a candidate failed: the gate's verdict.

@@ -13,7 +13,7 @@ namespace kernelopt::engine {
 
 SearchTarget::SearchTarget(Context& context, const artifact::Module& m, const artifact::Kernel& k,
                            json baseline_config)
-    : ctx(context), module(m), kernel(k), baseline(std::move(baseline_config)) {
+    : ctx(context), module(m), kernel(k), baseline(std::move(baseline_config)), input(context.input) {
   const json module_json = artifact::to_json(module);  // named: a temporary would dangle in the range-for
   for (const auto& kj : module_json["kernels"]) {
     if (kj["name"] == kernel.name) kernel_json = kj;
@@ -28,14 +28,10 @@ SearchTarget::SearchTarget(Context& context, const artifact::Module& m, const ar
 }
 
 std::string SearchTarget::baseline_label() const {
-  return artifact::LaunchConfig::from_json(standalone() ? launch_only(tunable) : tunable).label();
+  return artifact::LaunchConfig::from_json(input.own_config(tunable)).label();
 }
 
-std::string SearchTarget::grid_rule() const {
-  if (standalone()) return "the user's launcher's grid (unchanged; meta is not used)";
-  if (kernel.grid_type == "Grid2D") return "(cdiv(xnumel, XBLOCK), cdiv(ynumel, YBLOCK), 1)";
-  return "(cdiv(xnumel, XBLOCK), 1, 1)";
-}
+std::string SearchTarget::grid_rule() const { return input.grid_rule(kernel); }
 
 agents::KernelTask kernel_task(const SearchTarget& target, const agents::KernelProfile& profile,
                                const std::string& strategy) {
@@ -55,6 +51,11 @@ agents::KernelTask kernel_task(const SearchTarget& target, const agents::KernelP
     task.launch_numels.emplace_back(l->numels.begin(), l->numels.end());
   }
   task.grid_rule = target.grid_rule();
+  const auto& o = target.ctx.options;
+  task.atol = o.atol;
+  task.rtol = o.rtol;
+  task.half_atol = o.half_atol;
+  task.half_rtol = o.half_rtol;
   task.profile = profile;
   task.diagnosis = profile.diagnosis;
   task.strategy = strategy;
@@ -85,11 +86,7 @@ std::vector<Candidate> answer_candidates(const SearchTarget& target, const std::
     c.grid = a.grid;
     c.notes = a.notes;
     c.repair_round = repair_round;
-    // meta: the answer's values over the current config (a standalone kernel keeps its launcher's)
-    c.config = target.standalone() ? json(nullptr) : target.tunable;
-    if (!target.standalone() && a.meta.is_object()) {
-      for (const auto& [k, v] : a.meta.items()) c.config[k] = v;
-    }
+    c.config = target.input.answer_config(target.tunable, a.meta);
     out.push_back(std::move(c));
   }
   return out;
@@ -118,12 +115,38 @@ std::vector<Candidate> tuner_candidates(const SearchTarget& target, const std::s
   return out;
 }
 
+json analyze_args(const SearchTarget& target, const std::string& source, const std::vector<std::string>& grid) {
+  json args = {{"source", source}};
+  if (!grid.empty()) {
+    args["grid"] = grid;
+    json names = json::array();
+    for (const auto& p : target.kernel.params) {
+      if (p.size() >= 5 && p.ends_with("numel")) names.push_back(p);
+    }
+    args["grid_names"] = names;
+  }
+  return args;
+}
+
+store::CandidateRecord candidate_record(const SearchTarget& target, const Candidate& c, json meta) {
+  store::CandidateRecord rec;
+  rec.run_id = target.ctx.run_id;
+  rec.module = target.module.index;
+  rec.kernel = target.kernel.name;
+  rec.source_hash = c.hash;
+  rec.origin = c.origin;
+  rec.meta = std::move(meta);
+  return rec;
+}
+
 namespace {
 
-/// Where the answer's kernel function is: ast facts of the answer alone (it is never run here).
-artifact::FunctionLines answer_function(const SearchTarget& target, const std::string& code) {
-  worker::Reply facts = target.ctx.ask("analyze", {{"source", code}});
+/// Where the answer's kernel function is: ast facts of the answer alone (it is never run here), kept on the
+/// candidate (gate 1 reuses them where it reads the answer itself).
+artifact::FunctionLines answer_function(const SearchTarget& target, Candidate& c) {
+  worker::Reply facts = target.ctx.ask("analyze", analyze_args(target, c.code, c.grid));
   if (!facts.ok()) throw artifact::ArtifactError("cannot analyze the answer: " + facts.error);
+  c.code_facts = facts.result;
   if (facts.result.value("parse_error", json()).is_string()) {
     throw artifact::ArtifactError("the answer's code does not parse: " + facts.result["parse_error"].get<std::string>());
   }
@@ -140,20 +163,13 @@ artifact::FunctionLines answer_function(const SearchTarget& target, const std::s
 void compose_source(const SearchTarget& target, Candidate& c) {
   const auto& module = target.module;
   const auto& kernel = target.kernel;
-  if (c.origin == "library" && !target.standalone()) {
-    return;  // the entry's kernel text as it was stitched and verified (renamed to this module's kernel): used as is
-  }
+  if (!c.kernel_source.empty()) return;  // a library entry's text as it was stitched and verified: used as is
   if (c.code.empty()) {
-    const auto cfg = artifact::LaunchConfig::from_json(c.config);
-    c.kernel_source = target.standalone() ? artifact::standalone_with_config(module, kernel, cfg)
-                                          : artifact::kernel_source_with_config(module, kernel, cfg);
+    c.kernel_source = target.input.config_source(module, kernel, artifact::LaunchConfig::from_json(c.config));
     return;
   }
-  const artifact::FunctionLines fn = answer_function(target, c.code);
-  c.kernel_source = target.standalone()
-                        ? artifact::standalone_candidate(module, kernel, c.code, fn)
-                        : artifact::inductor_candidate(module, kernel, c.code, fn,
-                                                       artifact::LaunchConfig::from_json(c.config), c.grid);
+  const artifact::FunctionLines fn = answer_function(target, c);
+  c.kernel_source = target.input.code_source(module, kernel, c.code, fn, c.config, c.grid);
 }
 
 }  // namespace kernelopt::engine

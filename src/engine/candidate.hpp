@@ -33,8 +33,7 @@ struct SearchTarget {
   nlohmann::json tunable;      ///< num_warps, num_stages and the constexprs the baseline sets; {} without a baseline
   nlohmann::json kernel_json;  ///< the kernel as artifact::to_json has it (what the Tuner's space reads)
 
-  /// A standalone Triton file (optimize-kernel, optimize-helion), not an Inductor module.
-  bool standalone() const { return module.input_kind == "triton"; }
+  const InputKind& input;      ///< what the kind of input decides (the context's)
   bool llm_on(agents::Role role) const { return ctx.llm != nullptr && ctx.llm->enabled(role); }
   /// The current launch config as a label; a standalone kernel's without its (fixed) block sizes.
   std::string baseline_label() const;
@@ -58,6 +57,7 @@ struct Candidate {
   std::vector<std::string> grid;  ///< LLM grid expressions; empty = Inductor's / the launcher's
   std::string code;            ///< the LLM's code as answered ("" for configs of the original)
   std::string notes;           ///< the LLM's one-line notes
+  nlohmann::json code_facts;   ///< `analyze`'s facts of `code` (composing asked): gate 1 reuses them where it reads `code`
   int repair_round = 0;        ///< 0 for first answers; n for the n-th repair of a lineage
   std::string kernel_source, hash, module_path;
   store::CandidateRecord record;
@@ -79,6 +79,13 @@ std::vector<Candidate> answer_candidates(const SearchTarget& target, const std::
 std::vector<Candidate> tuner_candidates(const SearchTarget& target, const std::string& code,
                                         const nlohmann::json& around, const std::string& origin, int max_configs,
                                         const nlohmann::json& pinned = nlohmann::json());
+
+/// The worker's `analyze` request for `source` (with a candidate's grid: checked against the kernel's numel
+/// parameters). Text is only read (Python's ast), never run.
+nlohmann::json analyze_args(const SearchTarget& target, const std::string& source, const std::vector<std::string>& grid);
+
+/// The store's record of candidate `c` (its hash set) of the target, with `meta`.
+store::CandidateRecord candidate_record(const SearchTarget& target, const Candidate& c, nlohmann::json meta);
 
 /// Sets c.kernel_source: the kernel's text as it would run (a library entry's is already set). Rewritten code
 /// is located with the worker's `analyze` (read, never run). Throws artifact::ArtifactError when the candidate

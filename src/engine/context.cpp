@@ -11,9 +11,7 @@ using nlohmann::json;
 namespace kernelopt::engine {
 
 json Context::request(const std::string& op, const json& args) {
-  json full = args;
-  if (!base_args.is_null() && base_args.contains("input_kind")) full["input_kind"] = base_args["input_kind"];
-  worker::Reply r = worker.request(op, full, timeout_ms());
+  worker::Reply r = worker.request(op, args, timeout_ms());
   if (!r.ok()) {
     if (r.kind == "problem" || r.kind == "capture" || r.kind == "no_gpu") throw UserError(r.error);
     throw UserError(fmt::format("worker {} failed ({}): {}", op, worker::to_string(r.status), r.error));
@@ -23,7 +21,6 @@ json Context::request(const std::string& op, const json& args) {
 
 worker::Reply Context::ask(const std::string& op, const json& args) {
   json full = args;
-  if (!base_args.is_null() && base_args.contains("input_kind")) full["input_kind"] = base_args["input_kind"];
   worker::Reply r = worker.request(op, full, timeout_ms());
   const json seeds = full.value("seeds", json());
   if (r.ok() || r.kind != "out_of_memory" || !seeds.is_array() || seeds.size() < 2) return r;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/llm_session.hpp"
+#include "engine/input_kind.hpp"
 #include "engine/options.hpp"
 #include "store/library.hpp"
 #include "store/store.hpp"
@@ -43,6 +44,7 @@ class ProcessWorker final : public WorkerLink {
 /// What every step of a run shares.
 struct Context {
   const OptimizeOptions& options;
+  const InputKind& input;    ///< input_kind_named(options.input_kind), chosen once for the run
   WorkerLink& worker;
   store::Store& store;
   std::int64_t run_id = 0;

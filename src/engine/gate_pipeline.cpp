@@ -23,12 +23,6 @@ namespace {
 
 std::vector<double> samples(const json& j) { return j.get<std::vector<double>>(); }
 
-/// What gate 1 compares a candidate with: for a standalone kernel, its function under a plain @triton.jit.
-std::string original_text(const SearchTarget& t) {
-  return t.standalone() ? "@triton.jit\n" + t.module.source.substr(t.kernel.function.begin, t.kernel.function.size())
-                        : t.module.kernel_source(t.kernel);
-}
-
 }  // namespace
 
 verify::Verdict worker_failure(const std::string& gate, const worker::Reply& r) {
@@ -46,7 +40,7 @@ verify::Verdict worker_failure(const std::string& gate, const worker::Reply& r) 
   return v;
 }
 
-GatePipeline::GatePipeline(SearchState& state) : state_(state), original_text_(original_text(state.target)) {
+GatePipeline::GatePipeline(SearchState& state) : state_(state), original_text_(state.target.input.original_text(state.target.module, state.target.kernel)) {
   worker::Reply orig = state_.target.ctx.ask("analyze", {{"source", original_text_}});
   if (!orig.ok()) throw UserError("cannot analyze the original kernel: " + orig.error);
   original_facts_ = orig.result;
@@ -78,14 +72,8 @@ bool GatePipeline::admit(Candidate& c) {
   c.module_path = (t.ctx.out / "candidates" / fmt::format("m{}_{}_{}.py", t.module.index, t.kernel.name, c.hash.substr(0, 12)))
                       .string();
   util::write_file_atomic(c.module_path, artifact::stitch_kernels(t.module, {{t.kernel.name, c.kernel_source}}));
-  store::CandidateRecord rec;
-  rec.run_id = t.ctx.run_id;
-  rec.module = t.module.index;
-  rec.kernel = t.kernel.name;
-  rec.source_hash = c.hash;
-  rec.origin = c.origin;
-  rec.meta = {{"config", c.config}, {"grid", c.grid}, {"notes", c.notes}};
-  auto [stored, inserted] = t.ctx.store.add_candidate(rec);
+  auto [stored, inserted] =
+      t.ctx.store.add_candidate(candidate_record(t, c, {{"config", c.config}, {"grid", c.grid}, {"notes", c.notes}}));
   c.record = stored;
   if (!inserted && stored.status == "rejected") {  // a failed candidate is never re-evaluated
     spdlog::info("    {:<36} rejected earlier in this run (not re-run)", c.label());
@@ -100,26 +88,18 @@ bool GatePipeline::admit(Candidate& c) {
 
 bool GatePipeline::static_gate(Candidate& c) {
   // Gate 1: static validation of the source, then (only then) compilation.
-  // A standalone kernel keeps the user's own decorators (autotune, heuristics): the gate judges what the model
-  // wrote, or for a launch config the user's kernel itself under the engine's one-line decorator, which holds
-  // two integers standalone_with_config checked (never model-written text).
   const SearchTarget& t = state_.target;
-  const bool standalone_config = t.standalone() && c.code.empty();
-  json analyze_args = {{"source", !t.standalone() ? c.kernel_source
-                                  : standalone_config ? original_text_
-                                                      : c.code}};
-  if (!c.grid.empty()) {
-    analyze_args["grid"] = c.grid;
-    json names = json::array();
-    for (const auto& p : t.kernel.params) {
-      if (p.size() >= 5 && p.ends_with("numel")) names.push_back(p);
-    }
-    analyze_args["grid_names"] = names;
+  const StaticText read = t.input.static_text(c, original_text_);
+  // one analyze per text: a standalone candidate's code was read when it was composed
+  worker::Reply facts;
+  if (read.text == c.code && c.code_facts.is_object()) {
+    facts.result = c.code_facts;
+  } else {
+    facts = t.ctx.ask("analyze", analyze_args(t, read.text, c.grid));
   }
-  worker::Reply facts = t.ctx.ask("analyze", analyze_args);
   if (!facts.ok()) return state_.record(c, worker_failure("static", facts));
   verify::Verdict v = verify::static_gate(facts.result, original_facts_);
-  if (standalone_config) v.evidence["engine_decorator"] = c.kernel_source.substr(0, c.kernel_source.find('\n'));
+  if (!read.engine_line.empty()) v.evidence["engine_decorator"] = read.engine_line;
   if (v.passed) {
     json compile_args = t.ctx.base_args;
     compile_args["module_path"] = c.module_path;
@@ -211,8 +191,7 @@ void GatePipeline::gate_finalist(Candidate& c, const json& bench_args) {
   args["module"] = t.module.index;
   args["kernel"] = t.kernel.name;
   args["candidate_module"] = c.module_path;
-  args["atol"] = o.atol;
-  args["rtol"] = o.rtol;
+  args["tolerances"] = o.tolerances_json();
   args["repeats"] = o.check_repeats;
   // Gate 2: the kernel alone on every launch site's real arguments, for each seed.
   // (a continued run keeps the verdicts a candidate earned before it was interrupted)

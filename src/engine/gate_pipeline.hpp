@@ -51,7 +51,7 @@ class GatePipeline {
   nlohmann::json bench_args(const std::vector<Candidate>& ready) const;
 
   SearchState& state_;
-  std::string original_text_;  ///< what a standalone launch config is judged by in gate 1 (the user's kernel)
+  std::string original_text_;  ///< what gate 1 compares with (InputKind::original_text)
   nlohmann::json original_facts_;
 };
 

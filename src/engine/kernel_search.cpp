@@ -70,9 +70,7 @@ std::string KernelSearch::no_candidate_why(const std::string& untunable) const {
     return fmt::format("no candidate: the Tuner leaves {} alone ({}){}", kernel.name, untunable,
                        target_.llm_on(agents::Role::coder) ? "" : "; configure an LLM (--llm) to rewrite it");
   }
-  if (target_.standalone()) return "no candidate: no launch config to try besides the launcher's";
-  return fmt::format("no tuning space for a {} kernel with constexprs [{}]", kernel.kind,
-                     fmt::join(kernel.constexprs, ", "));
+  return target_.input.no_tuning_space(kernel);
 }
 
 bool KernelSearch::search_rounds(GatePipeline& gates) {

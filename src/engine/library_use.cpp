@@ -28,17 +28,13 @@ std::string rename_kernel(const std::string& text, const std::string& from, cons
   return out;
 }
 
-std::string library_input_kind(const artifact::Module& module) {
-  return module.input_kind == "triton" ? "triton" : "inductor";
-}
-
-store::LibraryEntry library_entry(const artifact::Module& module, const artifact::Kernel& kernel,
+store::LibraryEntry library_entry(const artifact::Kernel& kernel,
                                   const report::KernelOutcome& outcome, const EntryContext& ctx) {
   store::LibraryEntry e;
   e.fingerprint = ctx.fingerprint;
   e.kernel_name = kernel.name;
   e.kind = kernel.kind;
-  e.input_kind = library_input_kind(module);
+  e.input_kind = ctx.input_kind;
   e.original_source_hash = kernel.source_hash;
   e.source = outcome.winner_source;
   e.code = outcome.winner_code;

@@ -21,19 +21,17 @@ namespace kernelopt::engine {
 /// word ([A-Za-z0-9_] on neither side). Mirrors fingerprint.rename_kernel.
 std::string rename_kernel(const std::string& text, const std::string& from, const std::string& to);
 
-/// "inductor" or "triton": the library's name for a module's input kind.
-std::string library_input_kind(const artifact::Module& module);
-
 /// What the run knows that goes into an entry besides the outcome.
 struct EntryContext {
   std::string fingerprint, device, torch_version, triton_version, run_out_dir;
+  std::string input_kind;     ///< the library's name for the run's kernels (InputKind::library_kind)
   std::int64_t run_id = 0;
   nlohmann::json end_to_end;  ///< the run's end-to-end verdict: {passed, speedup, ci_low, ci_high}
 };
 
 /// The library entry of a kernel whose winner passed all four gates and is in
 /// the final module. Precondition: outcome.status == "improved".
-store::LibraryEntry library_entry(const artifact::Module& module, const artifact::Kernel& kernel,
+store::LibraryEntry library_entry(const artifact::Kernel& kernel,
                                   const report::KernelOutcome& outcome, const EntryContext& ctx);
 
 }  // namespace kernelopt::engine

@@ -38,8 +38,7 @@ std::string stitch_module(Context& ctx, const artifact::Module& module,
   json args = ctx.base_args;
   args["module"] = module.index;
   args["candidate_module"] = path.string();
-  args["atol"] = ctx.options.atol;
-  args["rtol"] = ctx.options.rtol;
+  args["tolerances"] = ctx.options.tolerances_json();
   worker::Reply mc = ctx.ask("model_check", args);
   if (mc.ok() && verify::model_gate(mc.result).passed) {
     report.stitch_decision = fmt::format("stitched {} verified kernels, re-verified together", winners.size());
@@ -59,8 +58,8 @@ std::string stitch_module(Context& ctx, const artifact::Module& module,
 report::EndToEnd final_check(Context& ctx, const RunDir& run_dir) {
   report::EndToEnd e;
   json args = {{"run_dir", run_dir.path().string()}, {"device", ctx.options.device},
-               {"seeds", ctx.options.final_seeds}, {"atol", ctx.options.atol}, {"rtol", ctx.options.rtol},
-               {"trials", ctx.options.gate_trials}};
+               {"seeds", ctx.options.final_seeds}, {"tolerances", ctx.options.tolerances_json()},
+               {"trials", ctx.options.gate_trials}, {"input_kind", ctx.input.name()}};
   worker::Reply r = ctx.ask("final_check", args);
   if (!r.ok()) {
     e.failure = r.kind == "out_of_memory" ? "out of memory: final_check" : r.error;

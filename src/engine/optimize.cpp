@@ -22,6 +22,7 @@
 #include "agents/profiler.hpp"
 #include "engine/agent_calls.hpp"
 #include "engine/gpus.hpp"
+#include "engine/input_kind.hpp"
 #include "engine/kernel_search.hpp"
 #include "engine/library_use.hpp"
 #include "engine/module_check.hpp"
@@ -142,7 +143,7 @@ size_t search_kernels(Context& ctx, const std::vector<artifact::Module>& modules
         store::Store st = store::Store::open(ctx.options.workspace / "store.db");
         std::optional<store::Library> library;
         if (ctx.library) library.emplace(store::Library::open(ctx.library->path()));
-        Context c{ctx.options, own_link ? static_cast<WorkerLink&>(*own_link) : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
+        Context c{ctx.options, ctx.input, own_link ? static_cast<WorkerLink&>(*own_link) : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
                   ctx.continuing, library ? &*library : nullptr, ctx.fingerprints};
         for (size_t k = next++; k < order.size(); k = next++) search(c, order[k], static_cast<int>(i));
       } catch (...) {
@@ -207,6 +208,7 @@ json optimize(const OptimizeOptions& o) {
   if (std::set<int>(o.seeds.begin(), o.seeds.end()).size() < 3) {
     throw UserError("at least 3 distinct seeds are needed for the correctness gates");
   }
+  input_kind_named(o.input_kind);                       // an unknown kind is one line before anything is written
   const std::vector<std::string> gpus = worker_gpus(o);  // a bad --gpus is one line before anything is written
   const std::string problem_hash = util::sha256_hex(util::read_file(o.problem));
   RunDir run_dir = RunDir::prepare(o.out_dir, o.problem, problem_hash);
@@ -258,35 +260,6 @@ json optimize(const OptimizeOptions& o) {
 
 namespace {
 
-/// A Helion run optimizes the standalone Triton file that Helion's generated code is exported to
-/// (out/helion/<stem>_triton.py; what Helion said about it in out/helion/export.json). A continued
-/// run keeps the file it started with: Helion's autotuner may choose another config the second
-/// time, and recorded verdicts are about the first.
-fs::path export_helion(Context& ctx, const fs::path& out, bool continuing, json& info) {
-  const auto& o = ctx.options;
-  const fs::path file = out / "helion" / (o.problem.stem().string() + "_triton.py");
-  const fs::path info_file = out / "helion" / "export.json";
-  if (continuing && fs::is_regular_file(file) && fs::is_regular_file(info_file)) {
-    spdlog::info("[0/5] Helion: continuing with {}", file.string());
-    info = json::parse(util::read_file(info_file));
-    return file;
-  }
-  spdlog::info("[0/5] Helion: generating the Triton code of {}{}", o.problem.string(),
-               o.helion_autotune ? " (Helion's autotuner chooses the config; this can take minutes)" : "");
-  json args = {{"problem", fs::absolute(o.problem).string()}, {"out", fs::absolute(file).string()},
-               {"device", o.device}, {"autotune", o.helion_autotune}, {"atol", o.atol}, {"rtol", o.rtol}};
-  if (!o.helion_kernel.empty()) args["kernel"] = o.helion_kernel;
-  json r = ctx.request("helion_export", args);
-  spdlog::info("  kernel {} (Helion {}), {}: {}", r["kernel"].get<std::string>(), r["helion"].get<std::string>(),
-               r["config_source"].get<std::string>(), r["config"].get<std::string>());
-  spdlog::info("  exported to {}; it reproduces the Helion kernel's output (max abs err {})", file.string(),
-               r["max_abs_err_vs_helion"].get<double>());
-  info = r;
-  info["path"] = fs::relative(file, out).string();
-  util::write_file_atomic(info_file, info.dump(1) + "\n");
-  return file;
-}
-
 /// Writes every kernel whose winner passed all four gates and is in the final, end-to-end verified
 /// module into the library; returns the report's "library" object.
 json update_library(Context& ctx, store::Library& library, const std::vector<artifact::Module>& modules,
@@ -299,6 +272,7 @@ json update_library(Context& ctx, store::Library& library, const std::vector<art
   ec.triton_version = versions.value("triton", "");
   ec.run_id = ctx.run_id;
   ec.run_out_dir = ctx.out.string();
+  ec.input_kind = ctx.input.library_kind();
   const auto& e2e = rep.end_to_end;
   ec.end_to_end = {{"passed", e2e.passed}, {"speedup", e2e.speedup.speedup}, {"ci_low", e2e.speedup.ci_low},
                    {"ci_high", e2e.speedup.ci_high}};
@@ -319,7 +293,7 @@ json update_library(Context& ctx, store::Library& library, const std::vector<art
       for (const auto& a : outcome.attempts) stored_failed |= a.value("origin", "") == "library" && !a.value("passed", true);
       std::string conflict;
       try {
-        auto result = library.put(library_entry(m, *kernel, outcome, ec), &conflict, stored_failed);
+        auto result = library.put(library_entry(*kernel, outcome, ec), &conflict, stored_failed);
         written.push_back({{"kernel", kr.profile.name}, {"fingerprint", ec.fingerprint},
                            {"result", store::to_string(result)}});
         spdlog::info("library: {} {} ({}){}", kr.profile.name, store::to_string(result), ec.fingerprint.substr(0, 12),
@@ -333,19 +307,20 @@ json update_library(Context& ctx, store::Library& library, const std::vector<art
 }
 
 /// Stage 0: the problem file (a Helion run's exported Triton file), then the GPU, before the first progress
-/// line: bad input is one line on stderr. Returns what a Helion export said (null otherwise).
+/// line: bad input is one line on stderr. Returns what preparing the problem found (a Helion export's
+/// kernel, config and Helion's version; null otherwise).
 json validate_input(Context& ctx, const fs::path& out) {
   const auto& o = ctx.options;
-  json helion;  // a Helion run: what the export said (kernel, config, Helion's version)
+  json prepared;
   try {
-    if (o.input_kind == "helion") ctx.base_args["problem"] = export_helion(ctx, out, ctx.continuing, helion).string();
+    prepared = ctx.input.prepare_problem(ctx, out);
     ctx.request("validate", ctx.base_args);
   } catch (const UserError&) {
     throw;
   } catch (const std::exception& e) {  // the worker did not start: a wrong --python, or torch missing
     throw UserError(fmt::format("the worker did not start with {}: {}", o.python, e.what()));
   }
-  return helion;
+  return prepared;
 }
 
 /// What the capture gave: the worker's reply and the output modules parsed from it.
@@ -358,7 +333,7 @@ struct Capture {
 /// their kernels' library fingerprints.
 Capture capture_modules(Context& ctx, const fs::path& out) {
   const auto& o = ctx.options;
-  spdlog::info("[1/5] capturing: {} {} (seeds {})", o.standalone() ? "the launches of" : "torch.compile of",
+  spdlog::info("[1/5] capturing: {} {} (seeds {})", ctx.input.capture_what(),
                ctx.base_args["problem"].get<std::string>(), fmt::join(o.seeds, ","));
   json cap_args = ctx.base_args;
   cap_args["out_dir"] = out.string();
@@ -480,14 +455,6 @@ void verify_end_to_end(Context& ctx, const std::vector<artifact::Module>& module
   rep.improved = run_dir.any_optimized();
 }
 
-/// A standalone run's optimized file under the user's own file name, drop-in: same launcher, same names;
-/// only the verified kernels differ.
-void write_standalone_file(const Context& ctx, const fs::path& out) {
-  const fs::path named = out / "optimized" / fs::path(ctx.base_args["problem"].get<std::string>()).filename();
-  util::write_file_atomic(named, util::read_file(out / "optimized" / "module0.py"));
-  spdlog::info("optimized kernel file: {}", named.string());
-}
-
 /// report.json and report.md written, the run marked done in the store; returns report.json.
 json write_report(Context& ctx, report::Report& rep) {
   json report_json = report::to_json(rep);
@@ -506,13 +473,13 @@ json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::
   ProcessWorker link(w);
   agents::LlmSession llm(o.llm, st, run_id);
   store::Library library = store::Library::open(o.library_path());
-  Context ctx{o, link, st, run_id, out, {}, o.llm.configured() ? &llm : nullptr};
+  Context ctx{o, input_kind_named(o.input_kind), link, st, run_id, out, {}, o.llm.configured() ? &llm : nullptr};
   ctx.library = &library;
   ctx.base_args = {{"problem", fs::absolute(o.problem).string()}, {"device", o.device}, {"seeds", o.seeds},
-                   {"input_kind", o.input_kind}};
+                   {"input_kind", ctx.input.name()}};
   ctx.continuing = continuing;
 
-  const json helion = validate_input(ctx, out);
+  const json prepared = validate_input(ctx, out);  // a Helion run: what its export said
   const Capture cap = capture_modules(ctx, out);
   report::Report rep;
   rep.problem = o.problem.string();
@@ -527,10 +494,10 @@ json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::
   const auto winners = tune_kernels(ctx, cap.modules, rep, jobs, gpus, other_workers);
   const auto stitched = stitch_modules(ctx, cap.modules, winners, rep, run_dir);
   verify_end_to_end(ctx, cap.modules, rep, run_dir);
-  if (o.standalone() && !cap.modules.empty()) write_standalone_file(ctx, out);
+  if (!cap.modules.empty()) ctx.input.write_outputs(ctx, out);
 
   rep.input_kind = o.input_kind;
-  rep.helion = helion;
+  rep.helion = prepared;
   rep.library = update_library(ctx, library, cap.modules, stitched, rep, cap.reply);
   if (ctx.llm) rep.llm = ctx.llm->usage();
   rep.cost.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -15,7 +15,8 @@ json saved_options(const OptimizeOptions& o) {
   return {{"problem", fs::absolute(o.problem).string()}, {"workspace", fs::absolute(o.workspace).string()},
           {"library", fs::absolute(o.library_path()).string()},
           {"python", o.python}, {"python_path", o.python_path}, {"device", o.device}, {"seeds", o.seeds},
-          {"final_seeds", o.final_seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"check_repeats", o.check_repeats},
+          {"final_seeds", o.final_seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"half_atol", o.half_atol},
+          {"half_rtol", o.half_rtol}, {"check_repeats", o.check_repeats},
           {"budget", o.budget},
           {"gate_top_k", o.gate_top_k}, {"screen_trials", o.screen_trials}, {"gate_trials", o.gate_trials},
           {"request_timeout_s", o.request_timeout_s}, {"final_error_ratio", o.final_error_ratio},
@@ -44,6 +45,8 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
     o.final_seeds = j.at("final_seeds").get<std::vector<int>>();
     o.atol = j.at("atol");
     o.rtol = j.at("rtol");
+    o.half_atol = j.value("half_atol", o.half_atol);  // options.json of runs before per-dtype tolerances
+    o.half_rtol = j.value("half_rtol", o.half_rtol);
     o.check_repeats = j.value("check_repeats", 3);  // runs started before the option: the default
     o.budget = j.at("budget");
     o.gate_top_k = j.at("gate_top_k");

@@ -50,14 +50,8 @@ void SearchState::reject_unbuildable(Candidate& c, const std::string& reason) {
   c.kernel_source = c.code;
   c.hash = util::sha256_hex(c.code);
   if (!seen.insert(c.hash).second) return;
-  store::CandidateRecord rec;
-  rec.run_id = target.ctx.run_id;
-  rec.module = target.module.index;
-  rec.kernel = target.kernel.name;
-  rec.source_hash = c.hash;
-  rec.origin = c.origin;
-  rec.meta = {{"config", c.config}, {"notes", c.notes}, {"unbuildable", true}};
-  auto [stored, inserted] = target.ctx.store.add_candidate(rec);
+  auto [stored, inserted] = target.ctx.store.add_candidate(
+      candidate_record(target, c, {{"config", c.config}, {"notes", c.notes}, {"unbuildable", true}}));
   c.record = stored;
   if (!inserted && stored.status == "rejected") {
     requeue(c);

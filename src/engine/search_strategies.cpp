@@ -46,7 +46,7 @@ std::optional<store::LibraryEntry> library_entry(const SearchTarget& t) {
   if (fp == m->second.end()) return std::nullopt;
   try {
     auto entry = t.ctx.library->find(fp->second);
-    if (entry && entry->input_kind == library_input_kind(t.module)) return entry;
+    if (entry && entry->input_kind == t.input.library_kind()) return entry;
   } catch (const store::StoreError& e) {
     spdlog::warn("  {}: the kernel library cannot be read ({}); searching without it", t.kernel.name, e.what());
   }
@@ -64,17 +64,10 @@ std::vector<Candidate> LibraryReuse::next(SearchState& state, const std::vector<
   Candidate c;
   c.origin = "library";
   c.library_id = entry->id;
-  // a standalone entry is either code (the user's launcher's config) or a launch config of the user's kernel
-  c.config = t.standalone() && !entry->code.empty() ? json(nullptr) : entry->config;
+  t.input.from_library(*entry, t.kernel.name, c);
   if (entry->grid.is_array()) c.grid = entry->grid.get<std::vector<std::string>>();
   c.notes = fmt::format("library entry {}, verified before at {:.3f}x on {} (run {})", entry->id, entry->speedup,
                         entry->device, entry->run_out_dir);
-  if (t.standalone()) {
-    c.code = rename_kernel(entry->code, entry->kernel_name, t.kernel.name);
-  } else {
-    c.kernel_source = rename_kernel(entry->source, entry->kernel_name, t.kernel.name);
-    c.code = rename_kernel(entry->code, entry->kernel_name, t.kernel.name);  // kept for the next entry; not rebuilt
-  }
   spdlog::info("  {}: the kernel library has a winner for this fingerprint (entry {}, {:.3f}x): verifying it again",
                t.kernel.name, entry->id, entry->speedup);
   return {c};
@@ -116,7 +109,7 @@ std::vector<Candidate> LlmCoder::repairer(SearchState& state) {
 
 std::vector<Candidate> RewriteFamilies::next(SearchState& state, const std::vector<Candidate>&) {
   const SearchTarget& t = state.target;
-  if (asked_ || t.standalone() || t.tunable.empty()) return {};
+  if (asked_ || !t.input.rewrites_and_tunes_code() || t.tunable.empty()) return {};
   asked_ = true;
   std::vector<Candidate> out;
   // the ATen ops let a family recognise what the kernel computes (lse_scan: logcumsumexp alone)
@@ -150,9 +143,7 @@ std::vector<Candidate> RewriteFamilies::next(SearchState& state, const std::vect
 }
 
 TunerSweep::TunerSweep(const SearchTarget& target)
-    // A standalone kernel's launch config is tuned only where the user's code does not choose it (autotune,
-    // heuristics); its block sizes stay the launcher's, so only num_warps/num_stages change.
-    : untunable_(target.standalone() ? artifact::standalone_untunable(target.kernel) : std::string()) {}
+    : untunable_(target.input.untunable(target.kernel)) {}
 
 std::vector<Candidate> TunerSweep::next(SearchState& state, const std::vector<Candidate>& batch) {
   if (swept_) return around_best(state);
@@ -169,12 +160,7 @@ std::vector<Candidate> TunerSweep::around_baseline(SearchState& state, const std
   std::vector<json> configs;
   const int room = state.left() - static_cast<int>(batch.size());
   if (t.llm_on(agents::Role::tuner) && room > 0) {
-    agents::KernelTask task = state.task;
-    if (t.standalone()) {  // the LLM Tuner is asked for num_warps/num_stages only
-      task.constexprs.clear();
-      task.current_config = launch_only(t.tunable);
-    }
-    configs = ask_tuner(t.ctx, task, std::max(1, room));
+    configs = ask_tuner(t.ctx, t.input.tuner_task(state.task), std::max(1, room));
   }
   std::vector<Candidate> tuned;
   if (configs.empty()) {
@@ -185,7 +171,7 @@ std::vector<Candidate> TunerSweep::around_baseline(SearchState& state, const std
     for (const auto& cfg : configs) {
       Candidate c;
       c.origin = "tuner";
-      c.config = t.standalone() ? launch_only(cfg) : cfg;
+      c.config = t.input.own_config(cfg);
       tuned.push_back(std::move(c));
     }
   }
@@ -201,9 +187,10 @@ std::vector<Candidate> TunerSweep::around_best(SearchState& state) {
   auto best_it = std::max_element(state.passed.begin(), state.passed.end(), [&](const Candidate& a, const Candidate& b) {
     return state.speedup_of(a) < state.speedup_of(b);
   });
-  // (not for a standalone kernel: its candidates keep the user's decorators, and pinning a config on an
-  // LLM-written function is not done yet)
-  if (best_it == state.passed.end() || best_it->code.empty() || t.standalone() || state.left() <= 0) return {};
+  if (best_it == state.passed.end() || best_it->code.empty() || !t.input.rewrites_and_tunes_code() ||
+      state.left() <= 0) {
+    return {};
+  }
   Candidate best = *best_it;
   spdlog::info("  {}: tuning the launch config of {}", t.kernel.name, best.label());
   const bool offline = best.origin == "rewrite" || best.origin == "rewrite-tuner";

@@ -18,7 +18,7 @@ namespace kernelopt::report {
 /// HTML-escapes user text (& < > " ').
 std::string html_escape(const std::string& text);
 
-/// The page for `bench` ({"problems": [rows], "aggregate": {...}} as engine/bench.cpp
+/// The page for `bench` ({"problems": [rows], "aggregate": {...}} as src/bench/ (rows.cpp, aggregate.cpp)
 /// builds it). Tolerates missing or null fields (a row is drawn from what it has).
 /// Element ids: "speedup-plot" (svg, data-bars = bars drawn), "ref-line" (the 1.0 line),
 /// "roofline-plot" (svg, data-problems = rows drawn: circles "roof-before", "roof-after"),

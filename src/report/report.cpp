@@ -194,7 +194,10 @@ json to_json(const Report& r) {
           {"problem_work", r.problem_work}, {"cost", cost}, {"memory", memory}};
 }
 
-std::string to_markdown(const json& j) {
+namespace {
+
+/// The title, headline, device and versions (and a Helion run's export).
+std::string markdown_header(const json& j) {
   std::string md = fmt::format("# kernelopt report: {}\n\n**{}**\n\n", j["problem"].get<std::string>(),
                                j["summary"]["headline"].get<std::string>());
   const auto& v = j["versions"];
@@ -206,6 +209,12 @@ std::string to_markdown(const json& j) {
                       h.value("kernel", "?"), h.value("helion", "?"), h.value("config_source", "?"),
                       h.value("config", "?"), h.value("path", "?"));
   }
+  return md;
+}
+
+/// The end-to-end table, ceiling, device memory, speedup and correctness lines, a revert.
+std::string markdown_end_to_end(const json& j) {
+  std::string md;
   const auto& e = j["end_to_end"];
   const json gpu = e.value("gpu_ms", json());  // absent under the interpreter and in older reports
   md += gpu.is_object() ? "## End to end\n\n| | median ms | mean ms | GPU alone ms | host ms |\n|---|---:|---:|---:|---:|\n"
@@ -249,6 +258,12 @@ std::string to_markdown(const json& j) {
   if (!j["reverted_why"].get<std::string>().empty()) {
     md += "The optimized modules were reverted to the baseline: " + j["reverted_why"].get<std::string>() + "\n\n";
   }
+  return md;
+}
+
+/// One section per module: its kernels, the gates per kernel, each kernel's candidates, the stitch.
+std::string markdown_modules(const json& j) {
+  std::string md;
   for (const auto& m : j["modules"]) {
     md += fmt::format("## Module {} ({:.4f} ms)\n\n", m["index"].get<int>(), m["module_ms"].get<double>());
     md += fmt::format("Vendor calls kept as the compiler chose: {}.\n\n",
@@ -286,6 +301,12 @@ std::string to_markdown(const json& j) {
     }
     md += "\n" + m["stitch_decision"].get<std::string>() + ".\n\n";
   }
+  return md;
+}
+
+/// The problem's work, the run's cost, the kernel library and the language models (each where reported).
+std::string markdown_problem_cost_library_llm(const json& j) {
+  std::string md;
   if (j.contains("problem_work") && j["problem_work"].is_object()) {
     const auto& w = j["problem_work"];
     md += fmt::format("## Problem\n\nMinimum bytes (inputs, parameters and buffers, outputs; each storage once): {:.1f} MB; "
@@ -344,6 +365,12 @@ std::string to_markdown(const json& j) {
     md += "\n";
   }
   return md;
+}
+
+}  // namespace
+
+std::string to_markdown(const json& j) {
+  return markdown_header(j) + markdown_end_to_end(j) + markdown_modules(j) + markdown_problem_cost_library_llm(j);
 }
 
 void write(const Report& r, const std::filesystem::path& dir) {

@@ -16,6 +16,51 @@ std::string text(const json& j) { return j.is_string() ? j.get<std::string>() : 
 
 bool is_finite_number(const json& j) { return j.is_number() && std::isfinite(j.get<double>()); }
 
+/// One output of a model run: passed when it matches the baseline; where it differs, judged against the float64
+/// reference (its error within policy of the baseline's, and no more NaN/Inf positions than the baseline's).
+/// Fills `record`; adds a failure line where it fails; counts the outputs judged against float64.
+void judge_output(const json& out, const std::string& where, const ModelPolicy& policy, json& record, json& failures,
+                  int& fallbacks) {
+  if (out.is_object() && out.value("matches_baseline", false)) {
+    record["passed"] = true;
+    record["how"] = "matches baseline";
+  } else {
+    const json base = out.is_object() ? out.value("ref_err_baseline", json()) : json();
+    const json cand = out.is_object() ? out.value("ref_err_candidate", json()) : json();
+    // NaN/Inf where float64 has none (or the reverse): the finite error above cannot see them
+    const json base_specials = out.is_object() ? out.value("ref_special_baseline", json()) : json();
+    const json cand_specials = out.is_object() ? out.value("ref_special_candidate", json()) : json();
+    const bool more_specials = base_specials.is_number_integer() && cand_specials.is_number_integer() &&
+                               cand_specials.get<std::int64_t>() > base_specials.get<std::int64_t>();
+    if (more_specials) {
+      record["passed"] = false;
+      record["how"] = "fell back to float64";
+      record["ref_special_baseline"] = base_specials;
+      record["ref_special_candidate"] = cand_specials;
+      failures.push_back(fmt::format("{}: {} NaN/Inf positions differ from float64 (the baseline's: {})", where,
+                                     cand_specials.get<std::int64_t>(), base_specials.get<std::int64_t>()));
+    } else if (is_finite_number(base) && is_finite_number(cand)) {
+      const double limit = policy.max_error_ratio * base.get<double>() + policy.abs_slack;
+      const bool ok = cand.get<double>() <= limit;
+      ++fallbacks;
+      record["passed"] = ok;
+      record["how"] = "fell back to float64";
+      record["ref_err_baseline"] = base;
+      record["ref_err_candidate"] = cand;
+      record["limit"] = limit;
+      if (!ok)
+        failures.push_back(fmt::format(
+            "{}: error vs float64 {:.3g} exceeds {:g} x the baseline's {:.3g} + {:g} (limit {:.3g})", where,
+            cand.get<double>(), policy.max_error_ratio, base.get<double>(), policy.abs_slack, limit));
+    } else {
+      record["passed"] = false;
+      record["how"] = "differs from baseline and no float64 reference";
+      failures.push_back(fmt::format("{} differs from baseline (max abs diff {}) and no float64 reference",
+                                     where, out.is_object() ? text(out.value("max_abs_diff", json())) : "?"));
+    }
+  }
+}
+
 }  // namespace
 
 Verdict model_gate(const json& model_check, const ModelPolicy& policy) {
@@ -47,44 +92,7 @@ Verdict model_gate(const json& model_check, const ModelPolicy& policy) {
       json record = {{"seed", seed}, {"index", index},
                      {"max_abs_diff", out.is_object() ? out.value("max_abs_diff", json()) : json()}};
       const std::string where = fmt::format("{} output {}", label, index.is_null() ? "?" : text(index));
-      if (out.is_object() && out.value("matches_baseline", false)) {
-        record["passed"] = true;
-        record["how"] = "matches baseline";
-      } else {
-        const json base = out.is_object() ? out.value("ref_err_baseline", json()) : json();
-        const json cand = out.is_object() ? out.value("ref_err_candidate", json()) : json();
-        // NaN/Inf where float64 has none (or the reverse): the finite error above cannot see them
-        const json base_specials = out.is_object() ? out.value("ref_special_baseline", json()) : json();
-        const json cand_specials = out.is_object() ? out.value("ref_special_candidate", json()) : json();
-        const bool more_specials = base_specials.is_number_integer() && cand_specials.is_number_integer() &&
-                                   cand_specials.get<std::int64_t>() > base_specials.get<std::int64_t>();
-        if (more_specials) {
-          record["passed"] = false;
-          record["how"] = "fell back to float64";
-          record["ref_special_baseline"] = base_specials;
-          record["ref_special_candidate"] = cand_specials;
-          failures.push_back(fmt::format("{}: {} NaN/Inf positions differ from float64 (the baseline's: {})", where,
-                                         cand_specials.get<std::int64_t>(), base_specials.get<std::int64_t>()));
-        } else if (is_finite_number(base) && is_finite_number(cand)) {
-          const double limit = policy.max_error_ratio * base.get<double>() + policy.abs_slack;
-          const bool ok = cand.get<double>() <= limit;
-          ++fallbacks;
-          record["passed"] = ok;
-          record["how"] = "fell back to float64";
-          record["ref_err_baseline"] = base;
-          record["ref_err_candidate"] = cand;
-          record["limit"] = limit;
-          if (!ok)
-            failures.push_back(fmt::format(
-                "{}: error vs float64 {:.3g} exceeds {:g} x the baseline's {:.3g} + {:g} (limit {:.3g})", where,
-                cand.get<double>(), policy.max_error_ratio, base.get<double>(), policy.abs_slack, limit));
-        } else {
-          record["passed"] = false;
-          record["how"] = "differs from baseline and no float64 reference";
-          failures.push_back(fmt::format("{} differs from baseline (max abs diff {}) and no float64 reference",
-                                         where, out.is_object() ? text(out.value("max_abs_diff", json())) : "?"));
-        }
-      }
+      judge_output(out, where, policy, record, failures, fallbacks);
       outputs.push_back(std::move(record));
     }
   }

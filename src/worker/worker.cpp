@@ -1,5 +1,6 @@
 // Worker lifecycle (start, handshake, restart) and request/reply matching.
 #include "worker/worker.hpp"
+#include "worker/protocol.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -99,6 +100,10 @@ void Worker::stop() {
 }
 
 Reply Worker::request(const std::string& op, const json& args, int timeout_ms) {
+  // a request the protocol does not allow is the engine's bug: never sent, never a candidate's verdict
+  if (const std::string bad = protocol_violation(op, "args", args); !bad.empty()) {
+    throw std::logic_error("worker protocol: " + bad);
+  }
   if (proc_ && !proc_->alive()) {  // died while idle
     std::optional<int> status = proc_->exit_status();
     spdlog::debug("{} (pid {}) {} while idle", name(), proc_->pid(),
@@ -118,6 +123,13 @@ Reply Worker::request(const std::string& op, const json& args, int timeout_ms) {
   const auto sent = Clock::now();
   Reply reply = exchange(op, args, timeout_ms);
   add_time(op, sent);
+  if (reply.ok()) {
+    if (const std::string bad = protocol_violation(op, "result", reply.result); !bad.empty()) {
+      reply.status = Status::error;
+      reply.kind = "protocol";
+      reply.error = "worker protocol: " + bad;
+    }
+  }
   RequestTime& t = request_times_[op];
   t.peak_bytes = std::max(t.peak_bytes, reply.peak_bytes);
   return reply;
@@ -158,6 +170,11 @@ void Worker::start() {
   if (protocol == hello.result.end() || *protocol != kProtocolVersion)
     fail_start(fmt::format("worker speaks protocol {}, the engine speaks {}",
                            protocol == hello.result.end() ? "?" : protocol->dump(), kProtocolVersion));
+  const std::string schema = hello.result.value("schema", std::string("?"));
+  if (schema != protocol_schema_sha256())
+    fail_start(fmt::format("the worker's protocol.json (sha256 {}) is not the one this engine was built with ({}): "
+                           "rebuild the engine, or give it the python/ directory it was built from",
+                           schema.substr(0, 12), protocol_schema_sha256().substr(0, 12)));
   handshake_ = hello.result;
 }
 

@@ -28,7 +28,7 @@ class Subprocess;
 namespace kernelopt::worker {
 
 /// The protocol version this engine speaks (server.py's PROTOCOL_VERSION).
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;
 
 struct WorkerOptions {
   std::string python = "python3";                         ///< interpreter

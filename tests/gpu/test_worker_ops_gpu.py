@@ -4,6 +4,10 @@ import os
 
 import pytest
 
+# the engine's tolerances per dtype (engine/options.hpp), as it sends them
+TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "float16": {"atol": 1e-2, "rtol": 1e-2},
+       "bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROBLEM = os.path.join(HERE, "problems_tiny_softmax.py")
 
@@ -13,7 +17,8 @@ def captured(tmp_path_factory):
     from kernelopt.worker.ops import op_capture
     out = tmp_path_factory.mktemp("run")
     args = {"problem": PROBLEM, "device": "cuda", "seeds": [0, 1, 2], "out_dir": str(out)}
-    return args, op_capture(args), out
+    cap = op_capture(args)
+    return {k: v for k, v in args.items() if k != "out_dir"}, cap, out  # the later ops take no out_dir
 
 
 def stitched(module_path, kernel, edit, out):
@@ -56,11 +61,11 @@ def test_gates_evidence_catches_a_wrong_kernel(captured):
     good = stitched(base, name, lambda s, k: s, out)
     bad = stitched(base, name, lambda s, k: s.replace("libdevice.exp(", "1.01 * libdevice.exp(", 1), out)
     assert "1.01 * libdevice.exp(" in open(bad).read()
-    ok = op_check(dict(args, module=0, kernel=name, candidate_module=good))
+    ok = op_check(dict(args, module=0, kernel=name, candidate_module=good, tolerances=TOL))
     assert all(t["mismatches"] == 0 for r in ok["runs"] for t in r["tensors"]) and len(ok["runs"]) >= 3
-    wrong = op_check(dict(args, module=0, kernel=name, candidate_module=bad))
+    wrong = op_check(dict(args, module=0, kernel=name, candidate_module=bad, tolerances=TOL))
     assert any(t["mismatches"] > 0 for r in wrong["runs"] for t in r["tensors"])
-    mc = op_model_check(dict(args, module=0, candidate_module=bad))
+    mc = op_model_check(dict(args, module=0, candidate_module=bad, tolerances=TOL))
     out0 = mc["runs"][0]["outputs"][0]
     assert not out0["matches_baseline"]
     assert out0["ref_err_candidate"] > out0["ref_err_baseline"]

@@ -7,6 +7,11 @@ be caught), the way the engine stitches them.
 import os
 
 import pytest
+# the engine's tolerances per dtype (engine/options.hpp), as it sends them
+TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "float16": {"atol": 1e-2, "rtol": 1e-2},
+       "bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+
+
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
 
 torch = pytest.importorskip("torch")
@@ -15,6 +20,7 @@ pytest.importorskip("triton")
 from kernelopt.artifact.inductor import parse_module  # noqa: E402
 from kernelopt.device.kernels import guard_bytes  # noqa: E402
 from kernelopt.worker.ops import op_check  # noqa: E402
+
 
 
 def candidate(tmp_path, fixture, kernel_index, edit):
@@ -41,7 +47,7 @@ def with_config(config):
 
 def run_check(fixture, cand, name):
     return op_check({"baseline_module": os.path.join(FIXTURES, fixture + ".py"), "candidate_module": cand,
-                     "kernel": name, "synthetic_seeds": [0, 1, 2], "atol": 1e-4, "rtol": 1e-4})
+                     "kernel": name, "synthetic_seeds": [0, 1, 2], "tolerances": TOL})
 
 
 def clean(result):
@@ -213,7 +219,7 @@ def test_repeats_of_one_turn_the_determinism_check_off(tmp_path, monkeypatch):
     cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
     calls = flaky_launches(monkeypatch, "candidate", on_calls={2})
     result = op_check({"baseline_module": os.path.join(FIXTURES, "softmax_small.py"), "candidate_module": cand,
-                       "kernel": name, "synthetic_seeds": [0, 1, 2], "atol": 1e-4, "rtol": 1e-4, "repeats": 1})
+                       "kernel": name, "synthetic_seeds": [0, 1, 2], "tolerances": TOL, "repeats": 1})
     assert calls["n"] == 3 + 3
     assert result["determinism"] == {"repeats": 1, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
     assert not clean(result)  # call 2 is now seed 1's comparison run: the bump is a mismatch there

@@ -7,6 +7,11 @@ torch = pytest.importorskip("torch")
 from kernelopt.gates.launches import (Call, Lazy, check_launches, first_bit_difference, same,  # noqa: E402
                                           program_halves)
 
+# the engine's tolerances per dtype (engine/options.hpp), as it sends them
+TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "float16": {"atol": 1e-2, "rtol": 1e-2},
+       "bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+
+
 NAMES = ["in_ptr0", "out_ptr0", "n"]
 
 
@@ -55,7 +60,7 @@ def records():
 
 
 def test_candidate_varying_between_repeats_fails_with_the_line():
-    r = check_launches(records(), exact, bumping({3}), NAMES, 1e-4, 1e-4, repeats=3)
+    r = check_launches(records(), exact, bumping({3}), NAMES, TOL, repeats=3)
     (line,) = r["determinism"]["failures"]
     assert line.startswith("non-deterministic: repeat 3 of seed 0 differs from repeat 1 at [0, 1] (3.0 vs 2.0)"), line
     assert r["determinism"]["launches_checked"] == 3
@@ -63,7 +68,7 @@ def test_candidate_varying_between_repeats_fails_with_the_line():
 
 
 def test_original_varying_between_repeats_is_noted_and_its_repeats_compared_at_tolerance():
-    r = check_launches(records(), bumping({2}), exact, NAMES, 1e-4, 1e-4, repeats=3)
+    r = check_launches(records(), bumping({2}), exact, NAMES, TOL, repeats=3)
     det = r["determinism"]
     assert not det["failures"] and det["launches_checked"] == 2
     assert det["original_nondeterministic"] == [
@@ -80,7 +85,7 @@ def test_a_repeat_that_raises_is_a_run_error():
         if calls["n"] == 2:
             raise RuntimeError("illegal memory access")
         exact(c)
-    r = check_launches(records(), exact, raising_second, NAMES, 1e-4, 1e-4, repeats=2)
+    r = check_launches(records(), exact, raising_second, NAMES, TOL, repeats=2)
     (bad,) = [run for run in r["runs"] if run["error"]]
     assert (bad["source"], bad["seed"], bad["repeat"]) == ("repeat", 0, 2)
     assert bad["error"] == "RuntimeError: illegal memory access"
@@ -185,6 +190,7 @@ import triton
 import triton.language as tl
 
 
+
 @triton.jit
 def rows(out_ptr, x_ptr, n, RACE: tl.constexpr, B: tl.constexpr):
     row = tl.program_id(0)
@@ -215,7 +221,7 @@ def test_halves_of_the_grid_catch_a_race_between_programs_that_launch_order_hide
 
         def launcher(k, r=race):
             return lambda c: k[(4,)](c.args[1], c.args[0], 5, RACE=r, B=8)
-        return check_launches(recs, launcher(kernel, 0), launcher(kernel), names, 1e-4, 1e-4, repeats=1,
+        return check_launches(recs, launcher(kernel, 0), launcher(kernel), names, TOL, repeats=1,
                               halves=lambda: (launcher(upper), launcher(lower)))
 
     def mismatches(result, order):
@@ -237,11 +243,11 @@ def test_halves_are_loaded_and_run_only_for_a_candidate_that_passed_every_earlie
     def halves():
         asked.append(1)
         return exact, exact
-    passing = check_launches(records(), exact, exact, NAMES, 1e-4, 1e-4, repeats=2, halves=halves)
+    passing = check_launches(records(), exact, exact, NAMES, TOL, repeats=2, halves=halves)
     assert len(asked) == 1 and [r["order"] for r in passing["runs"] if r["source"] == "halves"] == [
         "upper half first", "lower half first"]
     for cand in (bumping({1}), bumping({2})):  # wrong on its first launch; varying between repeats
-        r = check_launches(records(), exact, cand, NAMES, 1e-4, 1e-4, repeats=2, halves=halves)
+        r = check_launches(records(), exact, cand, NAMES, TOL, repeats=2, halves=halves)
         assert len(asked) == 1 and not [run for run in r["runs"] if run["source"] == "halves"]
 
 
@@ -281,7 +287,7 @@ def test_lazy_states_are_made_seed_by_seed_and_the_stale_runs_take_the_seed_befo
             made.append(seed)
             return state(torch.zeros(2, 3), torch.arange(6, dtype=torch.float32) + seed)
         return Lazy(load)
-    r = check_launches([(s, 0, "model", lazy(s)) for s in (0, 1, 2)], exact, exact, NAMES, 1e-4, 1e-4, repeats=2)
+    r = check_launches([(s, 0, "model", lazy(s)) for s in (0, 1, 2)], exact, exact, NAMES, TOL, repeats=2)
     assert made == [0, 1, 2, 0]
     stale = [(run["seed"], run["stale_from_seed"]) for run in r["runs"] if run["source"] == "stale"]
     assert stale == [(0, 2), (1, 0), (2, 1)]
@@ -291,7 +297,7 @@ def test_lazy_states_are_made_seed_by_seed_and_the_stale_runs_take_the_seed_befo
         if not bool(c.args[1].any()):
             exact(c)
     caught = check_launches([(s, 0, "model", lazy(s)) for s in (0, 1, 2)], exact, skips_if_looks_done, NAMES,
-                            1e-4, 1e-4, repeats=1)
+                            TOL, repeats=1)
     bad = [run for run in caught["runs"] if any(t["mismatches"] for t in run["tensors"])]
     assert {run["source"] for run in bad} == {"stale"} and len(bad) == 3
 
@@ -309,7 +315,7 @@ def test_an_output_already_holding_the_answer_is_still_compared_at_tolerance():
     # where the original leaves its bits as they were, so a result within tolerance passes
     def close(c):
         c.args[1].copy_((2 * c.args[0]).view(2, 3) * (1 + 1e-6))
-    r = check_launches(answered_records(), exact, close, NAMES, 1e-4, 1e-4, repeats=1)
+    r = check_launches(answered_records(), exact, close, NAMES, TOL, repeats=1)
     bad = [t for run in r["runs"] for t in run["tensors"] if t["mismatches"]]
     assert not bad, bad
 
@@ -319,7 +325,7 @@ def test_a_candidate_that_skips_work_is_caught_when_the_output_already_held_the_
     # launch must not hide it (else a candidate that writes nothing passes on every seed)
     def nothing(c):
         pass
-    r = check_launches(answered_records(), exact, nothing, NAMES, 1e-4, 1e-4, repeats=1)
+    r = check_launches(answered_records(), exact, nothing, NAMES, TOL, repeats=1)
     stale_bad = [run for run in r["runs"] if run["source"] == "stale"
                  and any(t["mismatches"] for t in run["tensors"])]
     assert len(stale_bad) == 3
@@ -353,7 +359,7 @@ def test_a_kernel_s_own_stores_declare_its_outputs_whatever_their_names():
 
     def nothing(c):
         pass
-    r = check_launches(answered_records(), exact, nothing, names, 1e-4, 1e-4, repeats=1, stored=stored_by(mod.double))
+    r = check_launches(answered_records(), exact, nothing, names, TOL, repeats=1, stored=stored_by(mod.double))
     assert len([run for run in r["runs"] if run["source"] == "stale" and any(t["mismatches"] for t in run["tensors"])]) == 3
-    blind = check_launches(answered_records(), exact, nothing, names, 1e-4, 1e-4, repeats=1)
+    blind = check_launches(answered_records(), exact, nothing, names, TOL, repeats=1)
     assert not [run for run in blind["runs"] if run["source"] == "stale"]  # what the declaration adds

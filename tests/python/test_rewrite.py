@@ -19,7 +19,8 @@ pytest.importorskip("triton")
 
 from kernelopt.device import kernels  # noqa: E402
 from kernelopt.artifact.inductor import parse_module  # noqa: E402
-from kernelopt.coder.rewrite import op_rewrite, resident_row, reverse_pass, NotApplicable  # noqa: E402
+from kernelopt.coder.rewrite import resident_row, reverse_pass, NotApplicable  # noqa: E402
+from kernelopt.worker.ops import TABLE  # noqa: E402  (the rewrite op behind the protocol: its defaults)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
 HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
@@ -167,7 +168,7 @@ def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr, R0_BLOCK: tl.co
 ])
 def test_rewrite_declines_kernels_it_does_not_understand(fixture, prefix, why):
     _, text = kernel_function(fixture, prefix)
-    result = op_rewrite({"source": text, "reduction_hint": "INNER"})
+    result = TABLE["rewrite"]({"source": text, "reduction_hint": "INNER"})
     assert result["candidates"] == []
     assert result["skipped"][0]["family"] == "resident_row"
     import re
@@ -177,10 +178,10 @@ def test_rewrite_declines_kernels_it_does_not_understand(fixture, prefix, why):
 def test_rewrite_declines_rows_that_are_not_contiguous():
     _, text = kernel_function("softmax", "triton_red_")
     for hint in ("OUTER", "OUTER_TINY", "DEFAULT", ""):
-        result = op_rewrite({"source": text, "reduction_hint": hint})
+        result = TABLE["rewrite"]({"source": text, "reduction_hint": hint})
         assert [c["family"] for c in result["candidates"]] == ["reverse_pass", "row_stream"], hint  # any layout
         assert result["skipped"][0]["family"] == "resident_row" and "not contiguous" in result["skipped"][0]["why"]
-    result = op_rewrite({"source": text, "reduction_hint": "INNER"})
+    result = TABLE["rewrite"]({"source": text, "reduction_hint": "INNER"})
     assert [c["family"] for c in result["candidates"]] == ["resident_row", "reverse_pass", "row_stream"]
 
 

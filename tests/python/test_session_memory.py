@@ -7,6 +7,11 @@ import sys
 
 import pytest
 
+# the engine's tolerances per dtype (engine/options.hpp), as it sends them
+TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "float16": {"atol": 1e-2, "rtol": 1e-2},
+       "bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
@@ -14,6 +19,7 @@ torch = pytest.importorskip("torch")
 
 PROBLEM = '''
 import torch
+
 class Model(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -71,10 +77,10 @@ def test_the_float64_reference_takes_the_place_of_the_seed_s_arguments(session):
 
 
 def test_model_check_goes_seed_by_seed_and_leaves_one_seed_held(session, tmp_path):
-    from kernelopt.inputs.module.ops import op_model_check
+    from kernelopt.worker.ops import op_model_check
     # the baseline module as its own candidate: every seed's outputs match, seed by seed
     args = {"problem": session.problem_path, "device": "cpu", "seeds": [0, 1, 2], "module": 0,
-            "candidate_module": session.modules[0].path}
+            "candidate_module": session.modules[0].path, "tolerances": TOL}
     result = op_model_check(args)
     assert [r["seed"] for r in result["runs"]] == [0, 1, 2]
     assert all(r["error"] is None and r["outputs"][0]["matches_baseline"] for r in result["runs"]), result
@@ -86,13 +92,13 @@ def test_the_end_to_end_evidence_holds_one_variant_at_a_time_and_still_sees_a_wr
     from kernelopt.problem import make_inputs
     model = session.model
     inputs = make_inputs(session.problem, session.problem_path, 1000, "cpu")
-    right = _final_outputs(model, model, model, inputs, 1e-4, 1e-4)
+    right = _final_outputs(model, model, model, inputs, TOL)
     assert right[0]["mismatches_vs_eager"] == 0 and right[0]["err_optimized"] < 1e-6, right
 
     def wrong(x):
         out = model(x).clone()
         out[3, 7] += 0.5
         return out
-    caught = _final_outputs(model, wrong, model, inputs, 1e-4, 1e-4)
+    caught = _final_outputs(model, wrong, model, inputs, TOL)
     assert caught[0]["mismatches_vs_eager"] == 1 and caught[0]["err_optimized"] == pytest.approx(0.5, abs=1e-3)
     assert caught[0]["err_baseline"] < 1e-6

@@ -20,6 +20,12 @@ pytest.importorskip("triton")
 from kernelopt.worker import ops  # noqa: E402
 from kernelopt.problem import ProblemError  # noqa: E402
 
+
+# the engine's tolerances per dtype (engine/options.hpp), as it sends them
+TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "float16": {"atol": 1e-2, "rtol": 1e-2},
+       "bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "standalone")
 GOOD = os.path.join(FIXTURES, "good.py")
@@ -199,7 +205,7 @@ def test_profile_shape():
 # -- gate 2: check ----------------------------------------------------------------------------
 
 def check(cand, kernel="axpy_kernel", problem=GOOD):
-    return ops.op_check(base(problem, kernel=kernel, candidate_module=cand, atol=1e-4, rtol=1e-4, module=0))
+    return ops.op_check(base(problem, kernel=kernel, candidate_module=cand, tolerances=TOL, module=0))
 
 
 def test_check_identical_candidate_passes(tmp_path):
@@ -305,13 +311,13 @@ def test_check_candidate_that_does_not_compile_is_a_run_error(tmp_path):
 def test_model_check_identical_and_wrong_with_reference(tmp_path):
     same = str(tmp_path / "same.py")
     shutil.copyfile(GOOD, same)
-    r = ops.op_model_check(base(candidate_module=same, atol=1e-4, rtol=1e-4))
+    r = ops.op_model_check(base(candidate_module=same, tolerances=TOL))
     assert r["reference"] is True
     assert [run["seed"] for run in r["runs"]] == SEEDS
     assert all(o["matches_baseline"] and o["ref_err_baseline"] is None for run in r["runs"] for o in run["outputs"])
 
     r = ops.op_model_check(base(candidate_module=candidate(tmp_path, "axpy_kernel", AXPY_LAST_BIG),
-                                atol=1e-4, rtol=1e-4))
+                                tolerances=TOL))
     json.dumps(r)
     for run in r["runs"]:
         (o,) = run["outputs"]
@@ -322,7 +328,7 @@ def test_model_check_identical_and_wrong_with_reference(tmp_path):
 def test_model_check_without_reference(tmp_path):
     noref = without_reference(tmp_path)
     cand = candidate(tmp_path, "axpy_kernel", AXPY_LAST_BIG, problem=noref)
-    r = ops.op_model_check(base(noref, candidate_module=cand, atol=1e-4, rtol=1e-4))
+    r = ops.op_model_check(base(noref, candidate_module=cand, tolerances=TOL))
     assert r["reference"] is False
     (o,) = r["runs"][0]["outputs"]
     assert not o["matches_baseline"] and o["ref_err_baseline"] is None and o["ref_err_candidate"] is None
@@ -369,7 +375,7 @@ def run_dir(tmp_path, problem, optimized_text=None, kind_in="args"):
 
 
 def final_check(d, kind_in="args", seeds=(10, 11, 12)):
-    args = {"run_dir": d, "device": "cuda", "seeds": list(seeds), "atol": 1e-4, "rtol": 1e-4, "trials": 3}
+    args = {"run_dir": d, "device": "cuda", "seeds": list(seeds), "tolerances": TOL, "trials": 3}
     if kind_in == "args":
         args["input_kind"] = "triton"
     return ops.op_final_check(args)
@@ -417,6 +423,6 @@ def test_examples_capture_and_check(tmp_path, monkeypatch, example, kernel):
     assert [k["name"] for k in art["kernels"]] == [kernel] and len(art["launches"]) == 1
     same = str(tmp_path / "same.py")
     shutil.copyfile(path, same)
-    r = ops.op_model_check(dict(args, candidate_module=same, atol=1e-4, rtol=1e-4))
+    r = ops.op_model_check(dict(args, candidate_module=same, tolerances=TOL))
     assert r["reference"] is True
     assert all(o["matches_baseline"] for run in r["runs"] for o in run["outputs"])

@@ -25,6 +25,12 @@ pytest.importorskip("triton")
 from kernelopt.worker import ops  # noqa: E402
 from kernelopt.inputs.triton.session import load_file, parse_file  # noqa: E402
 
+
+# the engine's tolerances per dtype (engine/options.hpp), as it sends them
+TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "float16": {"atol": 1e-2, "rtol": 1e-2},
+       "bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SOFTMAX = os.path.join(ROOT, "examples", "triton", "softmax.py")
 GOOD = os.path.join(ROOT, "tests", "fixtures", "standalone", "good.py")
@@ -160,7 +166,7 @@ def test_offline_tuner_tries_launch_configs_of_a_standalone_kernel(kernelopt, tm
         assert "".join(lines[:at] + lines[at + 1:]) == original  # one line added above the kernel, nothing else
         # gate 2's evidence, asked of the worker directly: every output equal, on every seed
         chk = ops.op_check({"problem": SOFTMAX, "device": "cuda", "seeds": [0, 1, 2], "input_kind": "triton",
-                            "kernel": "softmax_kernel", "candidate_module": path, "atol": 1e-4, "rtol": 1e-4})
+                            "kernel": "softmax_kernel", "candidate_module": path, "tolerances": TOL})
         assert all(r["error"] is None and r["tensors"] and all(t["mismatches"] == 0 for t in r["tensors"])
                    for r in chk["runs"]), chk
         orig_mod, cand_mod = load_file(SOFTMAX), load_file(path)

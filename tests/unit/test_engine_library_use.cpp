@@ -1,5 +1,6 @@
 // Tests for engine/library_use.hpp: renaming an entry's kernel, and the entry a kept winner becomes.
 #include "engine/library_use.hpp"
+#include "engine/input_kind.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,8 +20,6 @@ TEST(LibraryUse, RenameReplacesWholeIdentifiersOnly) {
 }
 
 TEST(LibraryUse, EntryOfAKeptWinnerCarriesItsEvidence) {
-  artifact::Module m;
-  m.input_kind = "inductor";
   artifact::Kernel k;
   k.name = "triton_red_fused_0";
   k.kind = "reduction";
@@ -42,7 +41,8 @@ TEST(LibraryUse, EntryOfAKeptWinnerCarriesItsEvidence) {
   ec.run_id = 3;
   ec.run_out_dir = "/r";
   ec.end_to_end = {{"passed", true}, {"speedup", 1.1}};
-  auto e = engine::library_entry(m, k, o, ec);
+  ec.input_kind = engine::input_kind_named("module").library_kind();
+  auto e = engine::library_entry(k, o, ec);
   EXPECT_EQ(e.fingerprint, "fp");
   EXPECT_EQ(e.kernel_name, "triton_red_fused_0");
   EXPECT_EQ(e.input_kind, "inductor");
@@ -53,9 +53,9 @@ TEST(LibraryUse, EntryOfAKeptWinnerCarriesItsEvidence) {
   EXPECT_EQ(e.evidence["end_to_end"]["passed"], true);
   EXPECT_EQ(e.evidence["gates"].size(), 4u);
   EXPECT_FALSE(e.evidence.contains("from_library_entry"));
-  m.input_kind = "triton";
+  ec.input_kind = engine::input_kind_named("helion").library_kind();  // a Helion run's kernels are a Triton file's
   o.library_entry = 5;
-  auto t = engine::library_entry(m, k, o, ec);
+  auto t = engine::library_entry(k, o, ec);
   EXPECT_EQ(t.input_kind, "triton");
   EXPECT_EQ(t.evidence["from_library_entry"], 5);
 }

@@ -23,6 +23,7 @@
 #include "engine/search_strategies.hpp"
 #include "store/store.hpp"
 #include "util/fs.hpp"
+#include "worker/protocol.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -92,7 +93,8 @@ json check_result(int mismatches) {
     runs.push_back({{"seed", seed}, {"launch", 0}, {"source", "model"}, {"error", nullptr},
                     {"tensors", {check_tensor(seed == 1 ? mismatches : 0)}}});
   }
-  return {{"atol", 1e-4}, {"rtol", 1e-4}, {"runs", runs}};
+  return {{"atol", 1e-4}, {"rtol", 1e-4}, {"tolerances", engine::OptimizeOptions().tolerances_json()}, {"repeats", 3},
+          {"runs", runs}, {"determinism", {{"failures", json::array()}}}};
 }
 
 json model_result() {
@@ -111,14 +113,19 @@ class ReplayWorker final : public engine::WorkerLink {
  public:
   using Handler = std::function<worker::Reply(const json& args)>;
   void on(const std::string& op, Handler handler) { handlers_[op] = std::move(handler); }
+  // Every request the engine makes, and every canned reply, must be what the protocol allows
+  // (python/kernelopt/worker/protocol.json), as the real worker would check them.
   worker::Reply request(const std::string& op, const json& args, int) override {
     requests.push_back({op, args});
+    EXPECT_EQ(worker::protocol_violation(op, "args", args), "") << args.dump();
     auto it = handlers_.find(op);
     if (it == handlers_.end()) {
       ADD_FAILURE() << "unexpected worker op " << op;
       return failure(worker::Status::error, "exception", "no reply recorded for " + op);
     }
-    return it->second(args);
+    worker::Reply reply = it->second(args);
+    if (reply.ok()) EXPECT_EQ(worker::protocol_violation(op, "result", reply.result), "") << reply.result.dump();
+    return reply;
   }
   std::vector<std::string> ops() const {
     std::vector<std::string> out;
@@ -134,7 +141,7 @@ class ReplayWorker final : public engine::WorkerLink {
 // A worker whose candidates are twice as fast as the baseline and correct everywhere.
 void answer_all_passing(ReplayWorker& w) {
   w.on("analyze", [](const json&) { return ok(softmax_facts()); });
-  w.on("compile", [](const json&) { return ok(json::object()); });
+  w.on("compile", [](const json&) { return ok({{"compiled", true}}); });
   w.on("bench", [](const json& args) { return bench_reply(args, 1.0, 0.5); });
   w.on("check", [](const json&) { return ok(check_result(0)); });
   w.on("model_check", [](const json&) { return ok(model_result()); });
@@ -159,7 +166,7 @@ class EngineSearch : public ::testing::Test {
     const std::string base = std::string(KERNELOPT_SOURCE_DIR) + "/tests/fixtures/inductor/softmax";
     module_ = artifact::module_from_json(json::parse(util::read_file(base + ".artifact.json")),
                                          util::read_file(base + ".py"), 0, base + ".py");
-    ctx_.emplace(engine::Context{options_, worker_, *store_, run_id_, dir_,
+    ctx_.emplace(engine::Context{options_, engine::input_kind_named(options_.input_kind), worker_, *store_, run_id_, dir_,
                                  {{"problem", "softmax.py"}, {"device", "cpu"}, {"seeds", {0, 1, 2}},
                                   {"input_kind", "module"}}});
   }

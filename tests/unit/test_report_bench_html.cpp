@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/bench.hpp"
+#include "bench/bench.hpp"
 #include "report/bench_html.hpp"
 #include "util/fs.hpp"
 
@@ -23,8 +23,8 @@ json row(const std::string& problem, const std::string& status, double speedup) 
 
 json synthetic() {
   std::vector<json> rows = {row("level1/a_softmax.py", "improved", 1.3), row("level1/b_norm.py", "baseline kept", 1.0),
-                            kernelopt::engine::bench_row("level2/c_<gemm>.py", json(), "boom <script>alert(1)</script>")};
-  return {{"problems", rows}, {"aggregate", kernelopt::engine::aggregate(rows)}};
+                            kernelopt::bench::bench_row("level2/c_<gemm>.py", json(), "boom <script>alert(1)</script>")};
+  return {{"problems", rows}, {"aggregate", kernelopt::bench::aggregate(rows)}};
 }
 
 size_t count(const std::string& hay, const std::string& needle) {
@@ -93,10 +93,10 @@ json two_kernel_report() {
 
 json real_rows_bench() {
   json old = row("level1/old_row.py", "improved", 1.1);  // a row of an older bench.json: no kernels, no roofline
-  std::vector<json> rows = {kernelopt::engine::bench_row("level1/softmax.py", softmax_report(), ""),
-                            kernelopt::engine::bench_row("level1/two<kernels>.py", two_kernel_report(), ""), old,
-                            kernelopt::engine::bench_row("level2/failed.py", json(), "boom")};
-  return {{"problems", rows}, {"aggregate", kernelopt::engine::aggregate(rows)}};
+  std::vector<json> rows = {kernelopt::bench::bench_row("level1/softmax.py", softmax_report(), ""),
+                            kernelopt::bench::bench_row("level1/two<kernels>.py", two_kernel_report(), ""), old,
+                            kernelopt::bench::bench_row("level2/failed.py", json(), "boom")};
+  return {{"problems", rows}, {"aggregate", kernelopt::bench::aggregate(rows)}};
 }
 
 }  // namespace
@@ -163,10 +163,10 @@ std::string table_row(const std::string& h, const std::string& problem) {
 }  // namespace
 
 TEST(BenchHtml, ProblemTableHasTheProblemsRooflineAndCost) {
-  std::vector<json> rows = {kernelopt::engine::bench_row("level1/softmax.py", softmax_with_work_and_cost(), ""),
+  std::vector<json> rows = {kernelopt::bench::bench_row("level1/softmax.py", softmax_with_work_and_cost(), ""),
                             row("level1/old_row.py", "improved", 1.1),
-                            kernelopt::engine::bench_row("level2/failed.py", json(), "boom")};
-  const std::string h = bench_html({{"problems", rows}, {"aggregate", kernelopt::engine::aggregate(rows)}});
+                            kernelopt::bench::bench_row("level2/failed.py", json(), "boom")};
+  const std::string h = bench_html({{"problems", rows}, {"aggregate", kernelopt::bench::aggregate(rows)}});
   for (const char* th : {"<th>min MB</th>", "<th>GFLOP</th>", "<th>bound</th>",
                          "<th>% of roofline end to end before \xe2\x86\x92 after</th>", "<th>wall s</th>",
                          "<th>GPU s</th>", "<th>compile s</th>", "<th>screened / gated</th>",

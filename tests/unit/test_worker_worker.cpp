@@ -1,5 +1,6 @@
 // Runs the real Python worker (python/kernelopt/worker) with its test ops enabled.
 #include "worker/worker.hpp"
+#include "worker/protocol.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -81,12 +82,24 @@ TEST(Worker, OpErrorIsDataAndWorkerStaysUp) {
   EXPECT_EQ(worker.pid(), pid);
 }
 
-TEST(Worker, UnknownOpIsProtocolError) {
+TEST(Worker, AnOpOrArgumentsOutsideTheProtocolAreNeverSent) {
   Worker worker(test_options());
-  Reply reply = worker.request("no_such_op", json::object(), 10000);
-  EXPECT_EQ(reply.status, Status::error);
-  EXPECT_EQ(reply.kind, "protocol");
-  EXPECT_NE(reply.error.find("no_such_op"), std::string::npos) << reply.error;
+  EXPECT_THROW(worker.request("no_such_op", json::object(), 10000), std::logic_error);
+  EXPECT_EQ(worker.pid(), -1);  // refused before a worker was even started
+  try {
+    worker.request("analyze", {{"source", "x = 1"}, {"grid_names", "n"}}, 10000);
+    FAIL() << "no exception";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "worker protocol: analyze request grid_names: want array, got string");
+  }
+}
+
+TEST(Worker, AnEchoRoundTripsThroughTheCheckedProtocol) {
+  // the request and the result are both checked (and so is the worker's side, protocol.py)
+  Worker worker(test_options());
+  Reply reply = worker.request("echo", {{"x", 1}}, 10000);
+  ASSERT_TRUE(reply.ok()) << reply.error;
+  EXPECT_EQ(reply.result["echo"]["x"], 1);
 }
 
 TEST(Worker, CrashIsReportedAndNextRequestRestarts) {
@@ -227,18 +240,20 @@ def send(obj):
 for line in sys.stdin:
     req = json.loads(line)
     if req["op"] == "hello":
-        send({"id": req["id"], "ok": True, "result": {"protocol": int(os.environ["FAKE_PROTOCOL"])}})
+        send({"id": req["id"], "ok": True, "result": {"protocol": int(os.environ["FAKE_PROTOCOL"]), "pid": os.getpid(),
+                                                      "schema": os.environ["FAKE_SCHEMA"]}})
         continue
     print("not json at all", flush=True)
-    send({"id": req["id"] + 1000, "ok": True, "result": "stray"})
-    send({"id": req["id"], "ok": True, "result": "mine"})
+    send({"id": req["id"] + 1000, "ok": True, "result": {"echo": {"stray": True}}})
+    send({"id": req["id"], "ok": True, "result": {"echo": {"mine": True}} if req["args"].get("shape") != "bad" else "mine"})
 )";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  WorkerOptions options(int protocol) {
+  WorkerOptions options(int protocol, const std::string& schema = kernelopt::worker::protocol_schema_sha256()) {
     WorkerOptions o = test_options();
     o.python_path = dir_.string();
     o.env.emplace_back("FAKE_PROTOCOL", std::to_string(protocol));
+    o.env.emplace_back("FAKE_SCHEMA", schema);
     return o;
   }
   std::filesystem::path dir_;
@@ -247,16 +262,35 @@ for line in sys.stdin:
 TEST_F(FakeWorker, RepliesAreMatchedById) {
   Worker worker(options(kProtocolVersion));
   for (int i = 0; i < 3; ++i) {
-    Reply reply = worker.request("anything", json::object(), 10000);
+    Reply reply = worker.request("echo", json::object(), 10000);
     ASSERT_TRUE(reply.ok()) << reply.error;
-    EXPECT_EQ(reply.result, "mine");
+    EXPECT_EQ(reply.result["echo"], json({{"mine", true}}));
+  }
+}
+
+TEST_F(FakeWorker, AReplyOutsideTheProtocolIsAnErrorNotAResult) {
+  Worker worker(options(kProtocolVersion));
+  Reply reply = worker.request("echo", {{"shape", "bad"}}, 10000);
+  EXPECT_EQ(reply.status, Status::error);
+  EXPECT_EQ(reply.kind, "protocol");
+  EXPECT_EQ(reply.error, "worker protocol: echo result: want object, got string");
+}
+
+TEST_F(FakeWorker, AWorkerWithAnotherProtocolFileIsRefusedAtTheHandshake) {
+  Worker worker(options(kProtocolVersion, "0123456789abcdef"));
+  try {
+    worker.request("echo", json::object(), 10000);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the worker's protocol.json (sha256 0123456789ab)"), std::string::npos)
+        << e.what();
   }
 }
 
 TEST_F(FakeWorker, ProtocolMismatchThrows) {
   Worker worker(options(kProtocolVersion + 1));
   try {
-    worker.request("anything", json::object(), 10000);
+    worker.request("echo", json::object(), 10000);
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("protocol"), std::string::npos) << e.what();

@@ -1,2 +1,2 @@
-add_kernelopt_test(test_worker test_worker_worker.cpp)
+add_kernelopt_test(test_worker test_worker_worker.cpp test_worker_protocol.cpp)
 set_tests_properties(test_worker PROPERTIES TIMEOUT 120)

@@ -10,9 +10,10 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
-#include "engine/adversarial.hpp"
-#include "engine/bench.hpp"
-#include "engine/bench_gpus.hpp"
+#include "bench/adversarial.hpp"
+#include "bench/bench.hpp"
+#include "bench/bench_gpus.hpp"
+#include "engine/gpus.hpp"
 #include "engine/optimize.hpp"
 
 namespace kernelopt::cli {
@@ -20,13 +21,13 @@ namespace kernelopt::cli {
 namespace {
 
 /// Prints the table; exit status 1 when a case was not caught by its expected gate or a control did not pass.
-int run_adversarial(const engine::BenchOptions& b) {
-  engine::AdversarialOptions o;
+int run_adversarial(const bench::BenchOptions& b) {
+  bench::AdversarialOptions o;
   o.dir = b.problems_dir.empty() ? std::filesystem::path("tests/adversarial") : b.problems_dir;
   o.out_dir = b.out_dir;
   o.filter = b.filter;
   o.optimize = b.optimize;
-  auto result = engine::run_adversarial(o);
+  auto result = bench::run_adversarial(o);
   std::printf("%-28s %-12s %-13s %-6s %s\n", "case", "expected", "caught by", "result", "reason");
   for (const auto& r : result["cases"]) {
     std::string reason = r["reason"].get<std::string>();
@@ -46,7 +47,7 @@ int run_adversarial(const engine::BenchOptions& b) {
 }
 
 /// The command line of a child bench (after the binary): the same options, the child's shard, out, workspace, library.
-std::vector<std::string> child_args(const engine::BenchOptions& c) {
+std::vector<std::string> child_args(const bench::BenchOptions& c) {
   std::vector<std::string> a;
   if (spdlog::should_log(spdlog::level::debug)) a.push_back("--verbose");
   const auto& p = c.optimize;
@@ -64,12 +65,12 @@ std::vector<std::string> child_args(const engine::BenchOptions& c) {
 
 /// One child bench per GPU, merged into the bench directory. Exit status 1 when a problem was incorrect or a
 /// child did not finish (the finished ones are merged all the same).
-int run_on_gpus(const engine::BenchOptions& o, int gpus, const std::vector<std::string>& visible) {
+int run_on_gpus(const bench::BenchOptions& o, int gpus, const std::vector<std::string>& visible) {
   const std::vector<std::string> ids = engine::gpu_ids(gpus, o.optimize.device, visible);
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw std::runtime_error("cannot find the kernelopt binary (/proc/self/exe): " + ec.message());
-  auto result = engine::run_bench_on_gpus(o, ids, self.string(), child_args);
+  auto result = bench::run_bench_on_gpus(o, ids, self.string(), child_args);
   if (!result.bench.is_null()) {
     const auto& a = result.bench["aggregate"]["overall"];
     std::printf("%d problems from %zu of %d child benches: geomean %.3fx vs torch.compile, %d improved, %d incorrect, %d failed "
@@ -91,7 +92,7 @@ int run_on_gpus(const engine::BenchOptions& o, int gpus, const std::vector<std::
 }  // namespace
 
 Runner add_bench(CLI::App& app) {
-  auto o = std::make_shared<engine::BenchOptions>();
+  auto o = std::make_shared<bench::BenchOptions>();
   auto shard = std::make_shared<std::string>("1/1");
   auto adversarial = std::make_shared<bool>(false);
   auto gpus = std::make_shared<std::string>("1");
@@ -141,8 +142,8 @@ Runner add_bench(CLI::App& app) {
       throw engine::UserError(fmt::format("--shard {}: want i/n, e.g. 1/4", *shard));
     }
     if (n > 1) return run_on_gpus(*o, n, visible);
-    auto bench = engine::run_bench(*o);
-    const auto& a = bench["aggregate"]["overall"];
+    const auto result = bench::run_bench(*o);
+    const auto& a = result["aggregate"]["overall"];
     std::printf("%d problems: geomean %.3fx vs torch.compile, %d improved, %d incorrect, %d failed (see %s)\n",
                 a["problems"].get<int>(), a["geomean_speedup"].get<double>(), a["improved"].get<int>(),
                 a["incorrect"].get<int>(), a["failed"].get<int>(), (o->out_dir / "bench.md").string().c_str());

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "engine/bench.hpp"
+#include "bench/bench.hpp"
 
 namespace kernelopt::cli {
 
@@ -16,8 +16,8 @@ Runner add_bench_merge(CLI::App& app) {
   sub->add_flag("--later-wins", *later_wins,
                 "a problem in several directories is taken from the last one given (merge a re-run over a run)");
   return [dirs, out, later_wins] {
-    auto bench = engine::merge_bench(*dirs, *out, "merged", *later_wins);
-    const auto& a = bench["aggregate"]["overall"];
+    auto merged = bench::merge_bench(*dirs, *out, "merged", *later_wins);
+    const auto& a = merged["aggregate"]["overall"];
     std::printf("%d problems from %zu bench directories: geomean %.3fx vs torch.compile, %d improved, %d incorrect, "
                 "%d failed (see %s)\n",
                 a["problems"].get<int>(), dirs->size(), a["geomean_speedup"].get<double>(), a["improved"].get<int>(),

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "engine/input_kind.hpp"
 #include "engine/optimize.hpp"
 #include "util/fs.hpp"
 
@@ -130,7 +131,7 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
   auto llm = std::make_shared<LlmFlags>();
   opts->input_kind = input_kind;
   auto* sub = app.add_subcommand(name, help);
-  sub->add_option(opts->standalone() ? "kernel_file" : "model", opts->problem, what)->required();
+  sub->add_option(engine::input_kind_named(input_kind).problem_argument(), opts->problem, what)->required();
   sub->add_option("-o,--out", opts->out_dir, "run directory (new, or a run of the same input)")->required();
   sub->add_option("--workspace", opts->workspace, "directory of the store shared by runs")->capture_default_str();
   sub->add_option("--library", opts->library,

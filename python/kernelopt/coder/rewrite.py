@@ -355,15 +355,9 @@ def _columns_per_program(block, xnumel, period):
     return xblock
 
 
-def resident_row(source, max_row=32768, reduction_hint=None):
-    """See the module docstring. Returns (code, meta, notes). reduction_hint is Inductor's
-    (INNER: the row is contiguous); None skips that check (a caller that knows the layout). Any
-    other hint: the reduction runs over a strided dimension, and the rewrite applies only where
-    consecutive rows are adjacent in memory, so that a program taking several rows (columns)
-    reads whole sectors (_adjacent_columns, _columns_per_program)."""
-    tree, fn = _function(source)
-    strided = reduction_hint is not None and reduction_hint != "INNER"
-    period = _adjacent_columns(fn) if strided else None
+def _resident_rows(fn, max_row):
+    """(row length, indices of the loops over the row) of a kernel the rewrite applies to; NotApplicable
+    says why not."""
     consts = _constexpr_params(fn)
     if "R0_BLOCK" not in consts:
         raise NotApplicable("not a looped reduction over one dimension (no R0_BLOCK)")
@@ -383,8 +377,12 @@ def resident_row(source, max_row=32768, reduction_hint=None):
     for i in loops:
         if any(isinstance(s, (ast.Break, ast.Continue, ast.Return)) for s in ast.walk(fn.body[i])):
             raise NotApplicable("a loop over the row has break/continue/return")
+    return rows, loops
 
-    # 1. straight-line every pass: r0_offset = 0, then the loop body
+
+def _straight_line(fn, rows):
+    """The body with every pass straight-lined: r0_offset = 0, then the loop's body; R0_BLOCK asserted to
+    hold the row."""
     body = []
     where = next(i for i, n in enumerate(fn.body) if isinstance(n, ast.Assign) and
                  isinstance(n.targets[0], ast.Name) and n.targets[0].id == "r0_numel")
@@ -396,8 +394,11 @@ def resident_row(source, max_row=32768, reduction_hint=None):
             body.append(node)
         if i == where:
             body.append(ast.parse(f"tl.static_assert(R0_BLOCK >= {rows})").body[0])
+    return body
 
-    # 2. a later load of what an earlier load already read reuses its value
+
+def _reuse_loads(body):
+    """A later load of what an earlier load already read reuses its value (in place); returns how many."""
     stability = _Stability(body)
     assigned_once = {}
     for name in _assigned_names(ast.Module(body=body, type_ignores=[])):
@@ -423,6 +424,21 @@ def resident_row(source, max_row=32768, reduction_hint=None):
             reused += 1
         elif assigned_once.get(target) == 1:
             seen[key] = target
+    return reused
+
+
+def resident_row(source, max_row=32768, reduction_hint=None):
+    """See the module docstring. Returns (code, meta, notes). reduction_hint is Inductor's
+    (INNER: the row is contiguous); None skips that check (a caller that knows the layout). Any
+    other hint: the reduction runs over a strided dimension, and the rewrite applies only where
+    consecutive rows are adjacent in memory, so that a program taking several rows (columns)
+    reads whole sectors (_adjacent_columns, _columns_per_program)."""
+    tree, fn = _function(source)
+    strided = reduction_hint is not None and reduction_hint != "INNER"
+    period = _adjacent_columns(fn) if strided else None
+    rows, loops = _resident_rows(fn, max_row)
+    body = _straight_line(fn, rows)  # 1. every pass straight-lined
+    reused = _reuse_loads(body)  # 2. a repeated load reuses the earlier one's value
     # 3. reductions the helpers did incrementally, done on the resident row directly
     simplified = _simplify_online_softmax(body) + _simplify_welford(body)
     fn.body = body
@@ -545,8 +561,7 @@ def op_rewrite(args):
     for family in wanted:
         try:
             if family == "resident_row":
-                code, meta, notes = resident_row(source, int(args.get("max_row", 32768)),
-                                                 args.get("reduction_hint", ""))
+                code, meta, notes = resident_row(source, args["max_row"], args["reduction_hint"])
             elif family == "reverse_pass":
                 code, meta, notes = reverse_pass(source)
             elif family == "row_stream":

@@ -107,7 +107,7 @@ def _triples(rec, expected, got, names):
                tensors(got.args, got.kwargs, names))
 
 
-def compare_launch(rec, expected, got, names, atol, rtol, written=None):
+def compare_launch(rec, expected, got, names, tolerances, written=None):
     """Evidence per tensor argument of one launch: got vs expected, both started from rec's state.
     A tensor the original left as it was must stay so bit for bit, unless its position is in
     `written` (known to be an output: the original may rewrite the values it already held)."""
@@ -117,7 +117,7 @@ def compare_launch(rec, expected, got, names, atol, rtol, written=None):
             ev = compare_tensors(g, e, 0.0, 0.0)
             ev["unchanged_by_original"] = True
         else:
-            a, r = tolerance_for(e.dtype, atol, rtol)
+            a, r = tolerance_for(e.dtype, tolerances)
             ev = compare_tensors(g, e, a, r)
         ev["arg"] = label
         ev["position"] = position
@@ -311,7 +311,7 @@ def _state(record_state):
     return record_state.load() if isinstance(record_state, Lazy) else record_state
 
 
-def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAULT_REPEATS,
+def check_launches(records, run_base, run_cand, names, tolerances, repeats=DEFAULT_REPEATS,
                    sync=lambda: None, error_line=None, halves=None, stored=()):
     """Gate 2's result for one kernel: records are (seed, launch index, source, state) in call
     order, a state given as is or as a Lazy; run_base(state)/run_cand(state) launch the
@@ -323,10 +323,11 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
     Works seed by seed, in record order, holding one seed's copies at a time: each seed's model runs
     and repeats, then its stale runs from the seed before it (whose written results wait on the
     host); the first seed's stale runs, from the last seed, and the halves runs come at the end.
-    Returns {"atol", "rtol", "repeats", "runs", "determinism"} (see the module docstring)."""
+    Returns {"atol", "rtol" (float32's), "tolerances", "repeats", "runs", "determinism"} (see the module
+    docstring); tolerances is the engine's table (compare.tolerance_for)."""
     error_line = error_line or (lambda exc: f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
     repeats = max(1, int(repeats))
-    check = _Check(run_base, run_cand, names, atol, rtol, repeats, sync, error_line, stored)
+    check = _Check(run_base, run_cand, names, tolerances, repeats, sync, error_line, stored)
     groups = {}  # (source, seed) -> [(launch index, state)], in record order
     for seed, i, source, state in records:
         groups.setdefault((source, seed), []).append((i, state))
@@ -361,16 +362,18 @@ def check_launches(records, run_base, run_cand, names, atol, rtol, repeats=DEFAU
         det["note"] = (f"the original differs between its own {repeats} launches on "
                        f"{len(det['original_nondeterministic'])} launch(es) (atomics?): there the candidate's "
                        f"repeats are compared at tolerance only")
-    return {"atol": atol, "rtol": rtol, "repeats": repeats, "runs": runs, "determinism": det}
+    fp32 = tolerances["float32"]
+    return {"atol": fp32["atol"], "rtol": fp32["rtol"], "tolerances": tolerances, "repeats": repeats, "runs": runs,
+            "determinism": det}
 
 
 class _Check:
     """One check_launches call's runs, built seed by seed; copies of a launch state are made one or
     two at a time and dropped as soon as their comparison is done."""
 
-    def __init__(self, run_base, run_cand, names, atol, rtol, repeats, sync, error_line, stored=()):
+    def __init__(self, run_base, run_cand, names, tolerances, repeats, sync, error_line, stored=()):
         self.run_base, self.run_cand, self.names = run_base, run_cand, names
-        self.atol, self.rtol, self.repeats, self.sync, self.error_line = atol, rtol, repeats, sync, error_line
+        self.tolerances, self.repeats, self.sync, self.error_line = tolerances, repeats, sync, error_line
         self.model, self.stale, self.repeat = [], [], []
         self.written = {}  # (source, seed, launch) -> positions the original writes
         self.declared = declared_outputs(names, stored)  # outputs by name or by the original's stores
@@ -395,7 +398,7 @@ class _Check:
         got = self.launched(run, start, candidate or self.run_cand) if expected is not None else None
         if got is None:
             return None
-        run["tensors"] = compare_launch(start, expected, got, self.names, self.atol, self.rtol,
+        run["tensors"] = compare_launch(start, expected, got, self.names, self.tolerances,
                                         self.declared | (written or set()))
         return expected, got
 
@@ -456,7 +459,7 @@ class _Check:
             base_diff = base_diff or (bd and (k, bd))
             cand_diff = cand_diff or (cd and (k, cd))
             if bd or cd:  # this repeat's comparison may differ from launch 1's: kept for the fallback
-                run["tensors"] = compare_launch(rec, again, cand_again, self.names, self.atol, self.rtol, self.declared)
+                run["tensors"] = compare_launch(rec, again, cand_again, self.names, self.tolerances, self.declared)
                 tolerance_runs.append(run)
             del again, cand_again
         where = f"{_label(seed, source)}, launch {i}"

@@ -4,13 +4,13 @@ the baseline's at the dtype's tolerance, and, where they differ, each against a 
 from kernelopt.gates.compare import compare_tensors, error_vs_reference, specials_vs_reference, tolerance_for
 
 
-def compare_outputs(base_out, cand_out, atol, rtol, reference=None, error_line=None):
+def compare_outputs(base_out, cand_out, tolerances, reference=None, error_line=None):
     """[evidence per output]; reference, when given, is a zero-argument callable returning the
     float64 outputs, called at most once and only when an output differs. With error_line, a
     reference that raises is recorded on the output ("reference_error") instead of failing the op."""
     outs, ref = [], None
     for i, (b, c) in enumerate(zip(base_out, cand_out)):
-        a, r = tolerance_for(b.dtype, atol, rtol)
+        a, r = tolerance_for(b.dtype, tolerances)
         ev = compare_tensors(c, b, a, r)
         out = {"index": i, "matches_baseline": ev["mismatches"] == 0 and ev["nan_mismatches"] == 0
                and ev["inf_mismatches"] == 0, "max_abs_diff": ev["max_abs_err"],

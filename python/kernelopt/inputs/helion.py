@@ -170,14 +170,14 @@ def op_helion_export(args):
     if not callable(getattr(mod, "get_inputs", None)):
         raise ProblemError(f"{path}: defines no get_inputs() (the Helion kernel's inputs)")
     device = device_of(args)
-    torch.manual_seed(int(args.get("seed", 0)))
+    torch.manual_seed(args["seed"])
     try:
         inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
     except Exception as exc:
         raise ProblemError(f"{path}: get_inputs() raised {describe(exc)}") from None
     try:
         bound = kernel.bind(tuple(inputs))
-        config, how = _choose_config(kernel, bound, inputs, bool(args.get("autotune")))
+        config, how = _choose_config(kernel, bound, inputs, args["autotune"])
         code = bound.to_triton_code(config)
     except ProblemError:
         raise
@@ -211,7 +211,7 @@ def op_helion_export(args):
         raise ProblemError(f"{path}: the exported code returns {len(got)} tensors, Helion's kernel {len(expected)}")
     worst = 0.0
     for g, e in zip(got, expected):
-        a, r = tolerance_for(e.dtype, args.get("atol", 1e-4), args.get("rtol", 1e-4))
+        a, r = tolerance_for(e.dtype, args["tolerances"])
         ev = compare_tensors(g, e, a, r)
         if ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"] or ev.get("error"):
             raise ProblemError(f"{path}: the exported Triton code does not reproduce {name}'s output "

@@ -14,6 +14,7 @@ import sys
 
 from kernelopt.artifact.static import analyze_grid, analyze_source
 from kernelopt.inputs import kind_of, ops_for, run_input_kind
+from kernelopt.worker.protocol import checked
 
 # the ops each input kind implements, with the same answers (inputs/__init__.py)
 BY_KIND = ("validate", "capture", "parse", "compile", "check", "model_check", "profile", "bench", "final_check")
@@ -49,7 +50,7 @@ def op_analyze(args):
             source = f.read()
     facts = analyze_source(source)
     if args.get("grid") is not None:
-        facts["grid_violations"] = analyze_grid(args["grid"], set(args.get("grid_names", [])))
+        facts["grid_violations"] = analyze_grid(args["grid"], set(args["grid_names"]))
     return facts
 
 
@@ -71,9 +72,10 @@ def _by_kind(op):
     return run
 
 
+# every op behind the protocol (protocol.json): its arguments checked and given their defaults, its result checked
+TABLE = {op: checked(op, fn) for op, fn in {"doctor": op_doctor, "analyze": op_analyze, "helion_export": _helion_export,
+                                             "rewrite": _rewrite, **{op: _by_kind(op) for op in BY_KIND}}.items()}
+
 # by name too, for callers in-process (tests, bench scripts): ops.op_check(args) as the engine's "check"
 (op_validate, op_capture, op_parse, op_compile, op_check, op_model_check, op_profile, op_bench,
- op_final_check) = (_by_kind(op) for op in BY_KIND)
-
-TABLE = {"doctor": op_doctor, "analyze": op_analyze, "helion_export": _helion_export, "rewrite": _rewrite,
-         **{op: _by_kind(op) for op in BY_KIND}}
+ op_final_check) = (TABLE[op] for op in BY_KIND)

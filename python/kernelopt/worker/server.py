@@ -14,11 +14,12 @@ import os
 import sys
 import traceback
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 def _op_hello(args):
-    return {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": sys.version.split()[0]}
+    from kernelopt.worker.protocol import SCHEMA_SHA256
+    return {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": sys.version.split()[0], "schema": SCHEMA_SHA256}
 
 
 def _op_echo(args):
@@ -44,10 +45,12 @@ def _test_ops():
 
 def _ops():
     from kernelopt.worker import ops  # imports torch lazily inside each op
-    table = {"hello": _op_hello, "echo": _op_echo}
-    table.update(ops.TABLE)
+    from kernelopt.worker.protocol import checked
+    own = {"hello": _op_hello, "echo": _op_echo}
     if os.environ.get("KERNELOPT_WORKER_TEST_OPS") == "1":
-        table.update(_test_ops())
+        own.update(_test_ops())
+    table = {op: checked(op, fn) for op, fn in own.items()}
+    table.update(ops.TABLE)
     return table
 
 

@@ -14,6 +14,7 @@ from kernelopt.problem import file_hash
 from kernelopt.library.fingerprint import device_name, inductor_fingerprints
 
 _MODULE_CACHE = {}
+_PARSED = {}  # (path, mtime_ns, size) -> (text, artifact): a module file is read and parsed once per version
 
 
 def _torch():
@@ -33,7 +34,7 @@ def op_parse(args):
 
 def _session(args):
     from kernelopt.inputs.module.session import get_session
-    return get_session(args["problem"], args.get("device", "cuda"), args.get("seeds", [0, 1, 2]))
+    return get_session(args["problem"], args["device"], args["seeds"])
 
 
 def op_validate(args):
@@ -42,9 +43,8 @@ def op_validate(args):
     from kernelopt.problem import check_problem, load_problem
     torch = _torch()
     path = os.path.abspath(args["problem"])
-    seeds = args.get("seeds") or [0]
-    check_problem(load_problem(path), path, seeds[0])
-    if args.get("device", "cuda").startswith("cuda") and not torch.cuda.is_available():
+    check_problem(load_problem(path), path, args["seeds"][0])
+    if args["device"].startswith("cuda") and not torch.cuda.is_available():
         raise NoGpuError("no CUDA GPU is visible to PyTorch (torch.cuda.is_available() is False); "
                          "optimize needs an NVIDIA GPU (see `kernelopt doctor`)")
     return {"problem": path, "problem_hash": file_hash(path)}
@@ -58,19 +58,32 @@ def op_capture(args):
     s = _session(args)
     out_dir = args["out_dir"]
     os.makedirs(os.path.join(out_dir, "baseline"), exist_ok=True)
-    dev_name = device_name(args.get("device", "cuda"))
+    dev_name = device_name(args["device"])
     modules = []
     for rec in s.modules:
         path = os.path.join(out_dir, "baseline", f"module{rec.index}.py")
         with open(path, "w") as f:
             f.write(rec.source)
-        artifact = parse_module(rec.source)
+        artifact = rec.artifact
         modules.append({"index": rec.index, "path": path, "artifact": artifact,
                         "fingerprints": inductor_fingerprints(rec.source, artifact, dev_name)})
     torch.save(s.model.state_dict(), os.path.join(out_dir, "weights.pt"))
     shutil.copyfile(s.problem_path, os.path.join(out_dir, "problem.py"))
     return {"modules": modules, "versions": versions(), "device_name": dev_name,
             "outputs": s.output_meta, "work": s.work()}
+
+
+def _parsed(path):
+    """(text, artifact) of a module file, parsed once per version of the file (its path, mtime and size)."""
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    if key not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        _PARSED[key] = (text, parse_module(text))
+    return _PARSED[key]
 
 
 def _load(path):
@@ -87,12 +100,12 @@ def op_compile(args):
     from kernelopt.device import kernels as K
     path = args["module_path"]
     if K.interpreting():
-        names = args.get("kernels") or [k["name"] for k in parse_module(open(path).read())["kernels"]]
+        names = args.get("kernels") or [k["name"] for k in _parsed(path)[1]["kernels"]]
         for name in names:
             _kernel_from_module(path, name)
         return {"compiled": True}
     mod = _load(path)
-    for name in args.get("kernels", []):
+    for name in args.get("kernels") or []:
         getattr(mod, name).precompile()
     return {"compiled": True}
 
@@ -108,8 +121,8 @@ def _copy_into(dst_sites, src_sites):
 def _kernel_from_module(path, name):
     from kernelopt.device import kernels as K
     if K.interpreting():
-        src = open(path).read()
-        k = next(k for k in parse_module(src)["kernels"] if k["name"] == name)
+        src, art = _parsed(path)
+        k = next(k for k in art["kernels"] if k["name"] == name)
         s, e = k["source_span"]
         return K.load_kernel_source(src.encode()[s:e].decode(), name)
     return getattr(_load(path), name)
@@ -126,7 +139,7 @@ def op_check(args):
     records = []  # (seed, launch index, source, launch state)
     if args.get("problem"):
         s = _session(args)
-        module = args.get("module", 0)
+        module = args["module"]
         rec = s.modules[module]
         base = rec.kernel(name)
         sites = len(s.launches(module, s.seeds[0], name))  # one graph: as many launches for every seed
@@ -141,7 +154,7 @@ def op_check(args):
         base_src_module = args["baseline_module"]
         base = _kernel_from_module(base_src_module, name)
     if args.get("synthetic_seeds"):
-        art = parse_module(open(base_src_module).read())
+        art = _parsed(base_src_module)[1]
         sites = [l for l in art["launches"] if l["kernel"] == name]
         device = "cpu" if K.interpreting() else "cuda"
         for seed in args["synthetic_seeds"]:
@@ -156,17 +169,17 @@ def op_check(args):
         copies = [K.pin_config(k, cand) for k in _program_halves(args["candidate_module"], name) or []]
         return tuple((lambda c, k=k: K.launch(k, c.args)) for k in copies) or None
     return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
-                                      list(getattr(base.fn, "arg_names", [])), args.get("atol", 1e-4),
-                                      args.get("rtol", 1e-4), args.get("repeats", gate_checks.DEFAULT_REPEATS), sync,
-                                      halves=halves, stored=gate_checks.stored_by(base))
+                                      list(getattr(base.fn, "arg_names", [])), args["tolerances"], args["repeats"],
+                                      sync, halves=halves, stored=gate_checks.stored_by(base))
 
 
 def _program_halves(path, name):
     """The candidate kernel's upper-half and lower-half copies (gate_checks.program_halves), each
     loaded the way the candidate is, from a copy of its module beside it; None where there are none."""
     from kernelopt.gates import launches as gate_checks
-    data = open(path, "rb").read()
-    k = next(k for k in parse_module(data.decode())["kernels"] if k["name"] == name)
+    text, art = _parsed(path)
+    data = text.encode()
+    k = next(k for k in art["kernels"] if k["name"] == name)
     s, e = k["source_span"]
     texts = gate_checks.program_halves(data[s:e].decode(), name)
     if texts is None:
@@ -183,14 +196,13 @@ def _program_halves(path, name):
 def op_model_check(args):
     """Gate 3 evidence: stitched module vs baseline, and vs a float64 eager reference where they differ."""
     s = _session(args)
-    module = args.get("module", 0)
+    module = args["module"]
     cand = _load(args["candidate_module"])
-    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
     # one seed at a time: a seed's outputs and reference are gone before the next seed's are made
-    return {"runs": [_model_run(s, module, cand, seed, atol, rtol) for seed in s.seeds]}
+    return {"runs": [_model_run(s, module, cand, seed, args["tolerances"]) for seed in s.seeds]}
 
 
-def _model_run(s, module, cand, seed, atol, rtol):
+def _model_run(s, module, cand, seed, tolerances):
     """Gate 3's evidence on one seed: each output of the stitched module vs the baseline's, and both
     vs the float64 reference where they differ (one module only: a graph break's later modules see
     eager code's results in between, which the reference does not break down)."""
@@ -209,7 +221,7 @@ def _model_run(s, module, cand, seed, atol, rtol):
         run["error"] = f"{type(exc).__name__}: {exc}"[:500]
         return run
     reference = (lambda: s.reference(seed)) if len(s.modules) == 1 else None
-    run["outputs"] = compare_outputs(base_out, cand_out, atol, rtol, reference)
+    run["outputs"] = compare_outputs(base_out, cand_out, tolerances, reference)
     return run
 
 
@@ -233,11 +245,11 @@ def op_profile(args):
     from kernelopt.device import kernels as K
     from kernelopt.device import timing
     s = _session(args)
-    module = args.get("module", 0)
+    module = args["module"]
     rec = s.modules[module]
     seed = s.seeds[0]
-    reps = int(args.get("reps", 20))
-    art = parse_module(rec.source)
+    reps = args["reps"]
+    art = rec.artifact
     kernels = []
     for k in art["kernels"]:
         obj = rec.kernel(k["name"])
@@ -273,13 +285,13 @@ def op_bench(args):
     from kernelopt.device import kernels as K
     from kernelopt.device import timing
     s = _session(args)
-    module = args.get("module", 0)
+    module = args["module"]
     rec = s.modules[module]
     seed = s.seeds[0]
-    trials, warmup = int(args.get("trials", 100)), int(args.get("warmup", 3))
+    trials, warmup = args["trials"], args["warmup"]
     fns = {}
     before = None
-    if args.get("mode", "kernel") == "kernel":
+    if args["mode"] == "kernel":
         name = args["kernel"]
         pristine = s.launches(module, seed, name)
         # one working copy for every variant: each is restored from the recorded launches before it
@@ -300,7 +312,7 @@ def op_bench(args):
             _copy_into(work, pristine)
 
         fns = {key: make(key) for key in objs}
-        before = restore if args.get("restore", True) else None
+        before = restore if args["restore"] else None
     else:
         args_seed = s.call_args(module, seed)  # shallow copies per call, as in op_profile
         fns["baseline"] = lambda: rec.call(list(args_seed))
@@ -322,29 +334,28 @@ def op_final_check(args):
     torch = _torch()
     release_sessions()
     run_dir = args["run_dir"]
-    device = args.get("device", "cuda")
+    device = args["device"]
     loaded = load_run(run_dir, device=device)
     problem, model = loaded.problem, loaded.model
     torch._dynamo.reset()
     # its own copy: Dynamo's guards tell two compiles of one module object apart by nothing else
     baseline = torch.compile(copy.deepcopy(model))
-    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
     runs = []
     for seed in args["seeds"]:
         inputs = make_inputs(problem, loaded.problem_path, seed, device)
-        runs.append({"seed": seed, "outputs": _final_outputs(model, loaded, baseline, inputs, atol, rtol)})
+        runs.append({"seed": seed, "outputs": _final_outputs(model, loaded, baseline, inputs, args["tolerances"])})
         del inputs
     _release()
     inputs = make_inputs(problem, loaded.problem_path, args["seeds"][0], device)
     fns = {"eager": lambda: model(*inputs), "baseline": lambda: baseline(*inputs), "optimized": lambda: loaded(*inputs)}
-    trials = int(args.get("trials", 100))
+    trials = args["trials"]
     with torch.no_grad():
         samples = timing.interleaved(fns, trials=trials, warmup=3)
         gpu_samples = timing.host_hidden(fns, trials=trials)
     return {"runs": runs, "substituted": loaded.substituted(), "samples_ms": samples, "gpu_samples_ms": gpu_samples}
 
 
-def _final_outputs(model, optimized, baseline, inputs, atol, rtol):
+def _final_outputs(model, optimized, baseline, inputs, tolerances):
     """One seed's end-to-end evidence per output: the float64 eager reference first (its float64
     inputs dropped once it is made), then the optimized model's outputs compared with it and
     dropped, then the baseline's."""
@@ -362,7 +373,7 @@ def _final_outputs(model, optimized, baseline, inputs, atol, rtol):
     with torch.no_grad():
         opt = flatten(optimized(*inputs))
     for i, (o, r) in enumerate(zip(opt, ref)):
-        a, rt = tolerance_for(o.dtype, atol, rtol)
+        a, rt = tolerance_for(o.dtype, tolerances)
         ev = compare_tensors(o, r, a, rt, round_expected_to=o.dtype if o.dtype != r.dtype else None)
         outs.append({"index": i, "mismatches_vs_eager": ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"],
                      "max_abs_err_vs_eager": ev["max_abs_err"], "err_optimized": error_vs_reference(o, r)})

@@ -36,7 +36,8 @@ class ModuleRecord:
     def __init__(self, index, path, source, mod):
         self.index, self.path, self.source, self.mod = index, path, source, mod
         self.call = mod.call  # the original call, before our recording wrapper
-        self.kernel_names = [k["name"] for k in parse_module(source)["kernels"]]  # parsed once
+        self.artifact = parse_module(source)  # parsed once, kept for every op on this module
+        self.kernel_names = [k["name"] for k in self.artifact["kernels"]]
         self.args = None          # the active seed's call() arguments (clones), when held
         self.launch_args = {}     # the active seed's launches of one kernel: {name: [launch args, ...]}
 

@@ -72,7 +72,7 @@ def op_profile(args):
     torch = _torch()
     s = get_session(args)
     seed = s.seeds[0]
-    reps = int(args.get("reps", 20))
+    reps = args["reps"]
     kernels = []
     for k in s.facts["kernels"]:
         name = k["name"]
@@ -120,12 +120,11 @@ def op_check(args):
         copies = [pin_config(_kernel_obj(load_file(cand_path, t), name, cand_path), cand) for t in texts]
         return tuple((lambda l, k=k: l.run(k)) for k in copies) or None
     return checks.check_launches(records, lambda l: l.run(base), lambda l: l.run(cand), _arg_names(base),
-                                 args.get("atol", 1e-4), args.get("rtol", 1e-4),
-                                 args.get("repeats", checks.DEFAULT_REPEATS), lambda: _sync(s.device), _error_line,
+                                 args["tolerances"], args["repeats"], lambda: _sync(s.device), _error_line,
                                  halves=halves, stored=checks.stored_by(base))
 
 
-def _model_runs(s, cand_mod, atol, rtol):
+def _model_runs(s, cand_mod, tolerances):
     from kernelopt.gates.outputs import compare_outputs
     torch = _torch()
     runs = []
@@ -145,7 +144,7 @@ def _model_runs(s, cand_mod, atol, rtol):
             runs.append(run)
             continue
         reference = (lambda seed=seed: s.reference(seed)) if s.has_reference else None
-        run["outputs"] = compare_outputs(base_out, cand_out, atol, rtol, reference, _error_line)
+        run["outputs"] = compare_outputs(base_out, cand_out, tolerances, reference, _error_line)
         runs.append(run)
     return runs
 
@@ -156,7 +155,7 @@ def op_model_check(args):
     cand = _load_cached(args["candidate_module"])
     if not callable(getattr(cand, "launch", None)):
         raise ProblemError(f"{args['candidate_module']}: defines no `launch()`")
-    runs = _model_runs(s, cand, args.get("atol", 1e-4), args.get("rtol", 1e-4))
+    runs = _model_runs(s, cand, args["tolerances"])
     return {"runs": runs, "reference": s.has_reference}
 
 
@@ -165,9 +164,9 @@ def op_bench(args):
     torch = _torch()
     s = get_session(args)
     seed = s.seeds[0]
-    trials, warmup = int(args.get("trials", 100)), int(args.get("warmup", 3))
+    trials, warmup = args["trials"], args["warmup"]
     before = None
-    if args.get("mode", "kernel") == "kernel":
+    if args["mode"] == "kernel":
         name = args["kernel"]
         sites = s.launches_of(seed, name)
         objs = {"baseline": s.objs[name]}
@@ -186,7 +185,7 @@ def op_bench(args):
                 _restore(w, p)
 
         fns = {key: make(key) for key in objs}
-        before = restore if args.get("restore", True) else None
+        before = restore if args["restore"] else None
     else:
         inputs = s.inputs[seed]
         fns = {"baseline": lambda: s.mod.launch(*inputs)}
@@ -255,7 +254,6 @@ def op_final_check(args):
     if str(device).startswith("cuda") and not torch.cuda.is_available():
         from kernelopt.device.info import NoGpuError
         raise NoGpuError("no CUDA GPU is visible to PyTorch (torch.cuda.is_available() is False)")
-    atol, rtol = args.get("atol", 1e-4), args.get("rtol", 1e-4)
     runs = []
     for seed in args["seeds"]:
         inputs = _inputs(orig, orig_path, seed, device)
@@ -269,7 +267,7 @@ def op_final_check(args):
                 ref = b_out
         outs = []
         for i, (o, b, r) in enumerate(zip(o_out, b_out, ref)):
-            a, rt = tolerance_for(o.dtype, atol, rtol)
+            a, rt = tolerance_for(o.dtype, args["tolerances"])
             ev = compare_tensors(o, r.to(o.dtype), a, rt)
             vs_base = compare_tensors(o, b, a, rt)
             outs.append({"index": i, "mismatches_vs_eager": ev["mismatches"] + ev["nan_mismatches"] + ev["inf_mismatches"],
@@ -286,7 +284,7 @@ def op_final_check(args):
     fns = {"baseline": lambda: orig.launch(*inputs), "optimized": lambda: opt.launch(*inputs)}
     if has_ref:
         fns["eager"] = lambda: orig.reference(*inputs)
-    gpu_samples, trials = None, int(args.get("trials", 100))
+    gpu_samples, trials = None, args["trials"]
     with torch.no_grad():
         samples = _interleaved(fns, trials=trials, warmup=3, device=device)
         if _on_gpu(device):  # under the interpreter there is no host time apart from the kernels' to hide

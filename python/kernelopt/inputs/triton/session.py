@@ -47,7 +47,7 @@ def interpreting():
 
 def device_of(args):
     """The device tensors live on: the CPU under Triton's interpreter, else the requested one."""
-    return "cpu" if interpreting() else args.get("device", "cuda")
+    return "cpu" if interpreting() else args["device"]
 
 
 def _on_gpu(device):
@@ -423,7 +423,7 @@ def get_session(args):
     torch = _torch()
     path = os.path.abspath(args["problem"])
     device = device_of(args)
-    seeds = tuple(args.get("seeds") or [0, 1, 2])
+    seeds = tuple(args["seeds"])
     if not os.path.isfile(path):
         _read(path)  # the one-line error
     key = (path, file_hash(path), device, seeds, "triton")

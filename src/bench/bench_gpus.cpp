@@ -1,5 +1,5 @@
 // One bench over several GPUs: child `kernelopt bench` processes, merged. See bench_gpus.hpp.
-#include "engine/bench_gpus.hpp"
+#include "bench/bench_gpus.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,7 +20,9 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace kernelopt::engine {
+namespace kernelopt::bench {
+
+using engine::UserError;
 
 namespace {
 
@@ -101,53 +103,51 @@ std::pair<int, int> child_shard(int shard_index, int shard_count, int child, int
   return {shard_index + (child - 1) * shard_count, shard_count * children};
 }
 
-BenchGpusResult run_bench_on_gpus(const BenchOptions& o, const std::vector<std::string>& gpu_ids,
-                                  const std::string& kernelopt_binary, const BenchChildArgs& child_args) {
-  const int n = static_cast<int>(gpu_ids.size());
-  if (select_problems(o).empty()) throw UserError(fmt::format("{}: no problem files selected", o.problems_dir.string()));
-  util::ensure_dir(o.out_dir);
-  const fs::path library_dir = o.optimize.library_path().parent_path();
-  if (!library_dir.empty()) util::ensure_dir(library_dir);  // children open the shared library at once
-  BenchGpusResult result;
-  std::vector<std::unique_ptr<Child>> children;
-  for (int i = 1; i <= n; ++i) {
-    auto c = std::make_unique<Child>();
-    c->number = i;
-    c->gpu = gpu_ids[i - 1];
-    c->options = o;
-    std::tie(c->options.shard_index, c->options.shard_count) = child_shard(o.shard_index, o.shard_count, i, n);
-    c->options.out_dir = o.out_dir / fmt::format("gpu{}", i);
-    c->options.optimize.workspace = o.optimize.workspace / fmt::format("gpu{}", i);  // its own store.db
-    c->options.optimize.library = o.optimize.library_path();                         // one library, shared
-    c->problems = select_problems(c->options).size();
-    if (c->problems == 0) {
-      spdlog::info("{}: no problem in its share; not started", c->label());
-      continue;
-    }
-    // A finished bench.json left by an earlier run would be merged if this child stopped before writing its own.
-    fs::remove(c->options.out_dir / "bench.json");
-    c->log = o.out_dir / fmt::format("gpu{}.log", i);
-    c->log_out.open(c->log, std::ios::app);
-    std::vector<std::string> argv = {kernelopt_binary};
-    for (auto& a : child_args(c->options)) argv.push_back(std::move(a));
-    std::string command;
-    for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
-    c->log_out << fmt::format("=== {}: {}\n", c->label(), command);
-    c->log_out.flush();
-    util::EnvVars env;
-    if (!c->gpu.empty()) env.emplace_back("CUDA_VISIBLE_DEVICES", c->gpu);
-    c->started = Clock::now();
-    try {
-      c->process = std::make_unique<util::Subprocess>(argv, env, c->log.string());
-    } catch (const std::runtime_error& e) {
-      result.failed.push_back(fmt::format("{}: cannot start: {}", c->label(), e.what()));
-      spdlog::error("{}", result.failed.back());
-      continue;
-    }
-    spdlog::info("{}: started, {} problem(s); log {}", c->label(), c->problems, c->log.string());
-    children.push_back(std::move(c));
-  }
+namespace {
 
+/// Starts child `i` of `n`; null when its share is empty or it could not start (then `result` says why).
+std::unique_ptr<Child> start_child(const BenchOptions& o, int i, int n, const std::string& gpu,
+                                   const std::string& kernelopt_binary, const BenchChildArgs& child_args,
+                                   BenchGpusResult& result) {
+  auto c = std::make_unique<Child>();
+  c->number = i;
+  c->gpu = gpu;
+  c->options = o;
+  std::tie(c->options.shard_index, c->options.shard_count) = child_shard(o.shard_index, o.shard_count, i, n);
+  c->options.out_dir = o.out_dir / fmt::format("gpu{}", i);
+  c->options.optimize.workspace = o.optimize.workspace / fmt::format("gpu{}", i);  // its own store.db
+  c->options.optimize.library = o.optimize.library_path();                         // one library, shared
+  c->problems = select_problems(c->options).size();
+  if (c->problems == 0) {
+    spdlog::info("{}: no problem in its share; not started", c->label());
+    return nullptr;
+  }
+  // A finished bench.json left by an earlier run would be merged if this child stopped before writing its own.
+  fs::remove(c->options.out_dir / "bench.json");
+  c->log = o.out_dir / fmt::format("gpu{}.log", i);
+  c->log_out.open(c->log, std::ios::app);
+  std::vector<std::string> argv = {kernelopt_binary};
+  for (auto& a : child_args(c->options)) argv.push_back(std::move(a));
+  std::string command;
+  for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
+  c->log_out << fmt::format("=== {}: {}\n", c->label(), command);
+  c->log_out.flush();
+  util::EnvVars env;
+  if (!c->gpu.empty()) env.emplace_back("CUDA_VISIBLE_DEVICES", c->gpu);
+  c->started = Clock::now();
+  try {
+    c->process = std::make_unique<util::Subprocess>(argv, env, c->log.string());
+  } catch (const std::runtime_error& e) {
+    result.failed.push_back(fmt::format("{}: cannot start: {}", c->label(), e.what()));
+    spdlog::error("{}", result.failed.back());
+    return nullptr;
+  }
+  spdlog::info("{}: started, {} problem(s); log {}", c->label(), c->problems, c->log.string());
+  return c;
+}
+
+/// Waits for every child; returns the bench directories of those that finished, in child order.
+std::vector<fs::path> wait_for(std::vector<std::unique_ptr<Child>>& children, BenchGpusResult& result) {
   std::vector<const Child*> finished;
   for (size_t running = children.size(); running > 0;) {
     for (auto& c : children) {
@@ -178,8 +178,28 @@ BenchGpusResult run_bench_on_gpus(const BenchOptions& o, const std::vector<std::
   std::sort(finished.begin(), finished.end(), [](const Child* a, const Child* b) { return a->number < b->number; });
   std::vector<fs::path> dirs;
   for (const Child* c : finished) dirs.push_back(c->options.out_dir);
+  return dirs;
+}
+
+}  // namespace
+
+BenchGpusResult run_bench_on_gpus(const BenchOptions& o, const std::vector<std::string>& gpu_ids,
+                                  const std::string& kernelopt_binary, const BenchChildArgs& child_args) {
+  const int n = static_cast<int>(gpu_ids.size());
+  if (select_problems(o).empty()) throw UserError(fmt::format("{}: no problem files selected", o.problems_dir.string()));
+  util::ensure_dir(o.out_dir);
+  const fs::path library_dir = o.optimize.library_path().parent_path();
+  if (!library_dir.empty()) util::ensure_dir(library_dir);  // children open the shared library at once
+  BenchGpusResult result;
+  std::vector<std::unique_ptr<Child>> children;
+  for (int i = 1; i <= n; ++i) {
+    if (auto c = start_child(o, i, n, gpu_ids[i - 1], kernelopt_binary, child_args, result)) {
+      children.push_back(std::move(c));
+    }
+  }
+  const std::vector<fs::path> dirs = wait_for(children, result);
   if (!dirs.empty()) result.bench = merge_bench(dirs, o.out_dir, fmt::format("{}/{}", o.shard_index, o.shard_count));
   return result;
 }
 
-}  // namespace kernelopt::engine
+}  // namespace kernelopt::bench

@@ -1,5 +1,5 @@
 // The adversarial suite: cases through the real engine, the gate that caught each. See adversarial.hpp.
-#include "engine/adversarial.hpp"
+#include "bench/adversarial.hpp"
 
 #include <algorithm>
 #include <map>
@@ -13,13 +13,17 @@
 #include "agents/answer.hpp"
 #include "agents/llm_session.hpp"
 #include "engine/optimize.hpp"
+#include "report/bench_markdown.hpp"
 #include "store/store.hpp"
 #include "util/fs.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace kernelopt::engine {
+namespace kernelopt::bench {
+
+using engine::UserError;
+
 namespace {
 
 const std::set<std::string> kExpected = {"static",      "compile",     "correctness", "model",
@@ -92,12 +96,6 @@ void read_verdicts(const fs::path& db, const fs::path& run_out, std::map<std::st
   }
 }
 
-std::string cell(std::string s) {
-  std::replace(s.begin(), s.end(), '|', '/');
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
-}
-
 }  // namespace
 
 std::string caught_by(const std::string& gate, const std::string& reason) {
@@ -107,23 +105,36 @@ std::string caught_by(const std::string& gate, const std::string& reason) {
   return gate;
 }
 
-json run_adversarial(const AdversarialOptions& o) {
-  const fs::path manifest_path = o.dir / "cases.json";
-  if (!fs::is_regular_file(manifest_path)) throw UserError(fmt::format("{}: no such file", manifest_path.string()));
-  const json manifest = json::parse(util::read_file(manifest_path), nullptr, false);
+namespace {
+
+/// cases.json, checked: its targets, groups and the cases `filter` selects (every case is checked either way).
+struct Manifest {
+  json targets, groups;
+  std::vector<Case> cases;
+};
+
+json read_manifest_json(const fs::path& path) {
+  if (!fs::is_regular_file(path)) throw UserError(fmt::format("{}: no such file", path.string()));
+  const json manifest = json::parse(util::read_file(path), nullptr, false);
   if (!manifest.is_object() || !manifest.contains("cases") || !manifest["cases"].is_array() ||
       !manifest.contains("targets") || !manifest["targets"].is_object()) {
-    throw UserError(manifest_path.string() + ": want a JSON object with \"targets\" and \"cases\"");
+    throw UserError(path.string() + ": want a JSON object with \"targets\" and \"cases\"");
   }
   const json groups = manifest.value("groups", json::object());
-  if (!groups.is_object()) throw UserError(manifest_path.string() + ": \"groups\" must be an object");
+  if (!groups.is_object()) throw UserError(path.string() + ": \"groups\" must be an object");
   for (const auto& [name, g] : groups.items()) {
     if (!g.is_object() || (g.contains("timeout_s") && (!g["timeout_s"].is_number_integer() || g["timeout_s"].get<int>() < 1))) {
       throw UserError(fmt::format("{}: group {}: want an object whose \"timeout_s\" is a positive integer",
-                                  manifest_path.string(), name));
+                                  path.string(), name));
     }
   }
-  std::vector<Case> cases;
+  return manifest;
+}
+
+Manifest read_manifest(const AdversarialOptions& o) {
+  const fs::path manifest_path = o.dir / "cases.json";
+  const json manifest = read_manifest_json(manifest_path);
+  Manifest m{manifest["targets"], manifest.value("groups", json::object()), {}};
   std::set<std::string> names;
   for (const auto& j : manifest["cases"]) {
     const std::string where = fmt::format("{}: case {}", manifest_path.string(), j.dump().substr(0, 60));
@@ -136,22 +147,22 @@ json run_adversarial(const AdversarialOptions& o) {
     c.marker = j.value("marker", "");
     c.gpu_only = j.value("gpu_only", false);
     if (!kExpected.count(c.expected)) throw UserError(fmt::format("{}: unknown expected gate '{}'", where, c.expected));
-    if (!manifest["targets"].contains(c.target)) throw UserError(fmt::format("{}: unknown target '{}'", where, c.target));
+    if (!m.targets.contains(c.target)) throw UserError(fmt::format("{}: unknown target '{}'", where, c.target));
     if (!names.insert(c.name).second) throw UserError(fmt::format("{}: case {} appears twice", manifest_path.string(), c.name));
     if (!fs::is_regular_file(o.dir / "cases" / (c.name + ".txt"))) {
       throw UserError(fmt::format("{}: no such file", (o.dir / "cases" / (c.name + ".txt")).string()));
     }
-    if (o.filter.empty() || c.name.find(o.filter) != std::string::npos) cases.push_back(c);
+    if (o.filter.empty() || c.name.find(o.filter) != std::string::npos) m.cases.push_back(c);
   }
-  if (cases.empty()) throw UserError(fmt::format("{}: no case selected", manifest_path.string()));
+  if (m.cases.empty()) throw UserError(fmt::format("{}: no case selected", manifest_path.string()));
+  return m;
+}
 
-  util::ensure_dir(o.out_dir);
-  const fs::path out = fs::absolute(o.out_dir);
-  const fs::path workspace = out / "workspace";
-  std::vector<json> rows;
-  rows.reserve(cases.size());
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> batches;  // (target, group) -> case indices
-  const bool on_cpu = o.optimize.device == "cpu";
+using Batches = std::map<std::pair<std::string, std::string>, std::vector<size_t>>;  // (target, group) -> rows
+
+/// One row per case; the cases this device can run grouped by target and group (GPU-only cases skip on the CPU).
+Batches plan(const std::vector<Case>& cases, bool on_cpu, std::vector<json>& rows) {
+  Batches batches;
   for (const auto& c : cases) {
     rows.push_back(row_of(c));
     if (c.gpu_only && on_cpu) {
@@ -165,65 +176,62 @@ json run_adversarial(const AdversarialOptions& o) {
     }
     batches[{c.target, c.group}].push_back(rows.size() - 1);
   }
+  return batches;
+}
 
-  int runs = 0;
-  for (const auto& [key, members] : batches) {
-    const auto& [target, group] = key;
-    const json& t = manifest["targets"][target];
-    const size_t chunks = (members.size() + agents::kMaxCandidates - 1) / agents::kMaxCandidates;
-    for (size_t k = 0; k < chunks; ++k) {
-      std::vector<size_t> chunk;
-      for (size_t i = k; i < members.size(); i += chunks) chunk.push_back(members[i]);  // balanced, in order
-      const std::string label = fmt::format("{}-{}-{}", target, group, k);
-      const fs::path relay = out / "relay" / label, run_out = out / "runs" / label;
-      util::ensure_dir(relay / "answers");
-      std::string answer = "Adversarial cases (kernelopt bench --adversarial), one candidate each.\n";
-      std::map<std::string, json*> by_name;
-      for (size_t n = 0; n < chunk.size(); ++n) {
-        json& row = rows[chunk[n]];
-        const std::string name = row["case"];
-        answer += fmt::format("\n### Candidate {} ({})\n", n + 1, name);
-        answer += tagged_answer(o.dir / "cases" / (name + ".txt"), name);
-        row["run"] = label;
-        by_name[name] = &row;
-      }
-      const std::string kernel = t.value("kernel", "");
-      util::write_file_atomic(relay / "answers" / fmt::format("coder.{}.0.txt", kernel), answer);
+/// One optimize-kernel run of `target` whose Coder answers with the cases of `chunk` (rows indices); fills
+/// their rows from the store.
+void run_chunk(const AdversarialOptions& o, const Manifest& m, const std::string& target, const std::string& group,
+               const std::string& label, const std::vector<size_t>& chunk, std::vector<json>& rows) {
+  const fs::path out = fs::absolute(o.out_dir), workspace = out / "workspace";
+  const fs::path relay = out / "relay" / label, run_out = out / "runs" / label;
+  util::ensure_dir(relay / "answers");
+  std::string answer = "Adversarial cases (kernelopt bench --adversarial), one candidate each.\n";
+  std::map<std::string, json*> by_name;
+  for (size_t n = 0; n < chunk.size(); ++n) {
+    json& row = rows[chunk[n]];
+    const std::string name = row["case"];
+    answer += fmt::format("\n### Candidate {} ({})\n", n + 1, name);
+    answer += tagged_answer(o.dir / "cases" / (name + ".txt"), name);
+    row["run"] = label;
+    by_name[name] = &row;
+  }
+  const json& t = m.targets[target];
+  util::write_file_atomic(relay / "answers" / fmt::format("coder.{}.0.txt", t.value("kernel", "")), answer);
 
-      OptimizeOptions po = o.optimize;
-      po.problem = o.dir / t.value("file", "");
-      po.out_dir = run_out;
-      po.workspace = workspace;
-      po.input_kind = "triton";
-      po.coder_candidates = static_cast<int>(chunk.size());
-      po.budget = static_cast<int>(chunk.size());
-      po.repair_rounds = 0;
-      po.resume = false;
-      po.screen_rejects_slower = false;  // a wrong candidate that is also slow must still meet gates 2-3
-      po.library = workspace / (label + ".kolib");  // no winner of an earlier case's run stands in for this run's cases
-      if (groups.contains(group) && groups[group].contains("timeout_s")) {
-        po.request_timeout_s = groups[group]["timeout_s"].get<int>();
-      }
-      po.llm = agents::llm_config_from_json(
-          {{"agents", {{"coder", "relay:" + relay.string()}}}, {"replay", false}});
-      spdlog::info("=== adversarial run {}: {} case(s), request timeout {} s", label, chunk.size(), po.request_timeout_s);
-      ++runs;
-      std::string error;
-      try {
-        optimize(po);
-      } catch (const std::exception& e) {  // the run's failure is each case's; the other runs go on
-        error = e.what();
-        spdlog::error("  {}: {}", label, error);
-      }
-      if (fs::exists(workspace / "store.db")) read_verdicts(workspace / "store.db", run_out, by_name);
-      for (auto& [name, row] : by_name) {
-        if (row->at("caught_by").is_null()) {
-          row->at("reason") = error.empty() ? "no verdict recorded for this case" : "the run failed: " + error;
-        }
-      }
+  engine::OptimizeOptions po = o.optimize;
+  po.problem = o.dir / t.value("file", "");
+  po.out_dir = run_out;
+  po.workspace = workspace;
+  po.input_kind = "triton";
+  po.coder_candidates = static_cast<int>(chunk.size());
+  po.budget = static_cast<int>(chunk.size());
+  po.repair_rounds = 0;
+  po.resume = false;
+  po.screen_rejects_slower = false;  // a wrong candidate that is also slow must still meet gates 2-3
+  po.library = workspace / (label + ".kolib");  // no winner of an earlier case's run stands in for this run's cases
+  if (m.groups.contains(group) && m.groups[group].contains("timeout_s")) {
+    po.request_timeout_s = m.groups[group]["timeout_s"].get<int>();
+  }
+  po.llm = agents::llm_config_from_json({{"agents", {{"coder", "relay:" + relay.string()}}}, {"replay", false}});
+  spdlog::info("=== adversarial run {}: {} case(s), request timeout {} s", label, chunk.size(), po.request_timeout_s);
+  std::string error;
+  try {
+    engine::optimize(po);
+  } catch (const std::exception& e) {  // the run's failure is each case's; the other runs go on
+    error = e.what();
+    spdlog::error("  {}: {}", label, error);
+  }
+  if (fs::exists(workspace / "store.db")) read_verdicts(workspace / "store.db", run_out, by_name);
+  for (auto& [name, row] : by_name) {
+    if (row->at("caught_by").is_null()) {
+      row->at("reason") = error.empty() ? "no verdict recorded for this case" : "the run failed: " + error;
     }
   }
+}
 
+/// Each row's PASS or FAIL against its expected gate (and its host-code marker); the summary's counts.
+json score(const std::vector<Case>& cases, std::vector<json>& rows) {
   int caught = 0, failed = 0, skipped = 0, markers = 0, controls = 0, controls_passed = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     json& r = rows[i];
@@ -250,37 +258,40 @@ json run_adversarial(const AdversarialOptions& o) {
     if (!ok) ++failed;
   }
   const int tried = static_cast<int>(rows.size()) - skipped;
+  return {{"cases", static_cast<int>(rows.size())}, {"tried", tried}, {"skipped", skipped},
+          {"adversarial_tried", tried - controls}, {"caught_as_expected", caught}, {"controls", controls},
+          {"controls_passed", controls_passed}, {"failed", failed}, {"host_code_markers", markers}};
+}
+
+}  // namespace
+
+json run_adversarial(const AdversarialOptions& o) {
+  const Manifest m = read_manifest(o);
+  util::ensure_dir(o.out_dir);
+  std::vector<json> rows;
+  rows.reserve(m.cases.size());
+  const Batches batches = plan(m.cases, o.optimize.device == "cpu", rows);
+  int runs = 0;
+  for (const auto& [key, members] : batches) {
+    const auto& [target, group] = key;
+    const size_t chunks = (members.size() + agents::kMaxCandidates - 1) / agents::kMaxCandidates;
+    for (size_t k = 0; k < chunks; ++k) {
+      std::vector<size_t> chunk;
+      for (size_t i = k; i < members.size(); i += chunks) chunk.push_back(members[i]);  // balanced, in order
+      run_chunk(o, m, target, group, fmt::format("{}-{}-{}", target, group, k), chunk, rows);
+      ++runs;
+    }
+  }
+  json summary = score(m.cases, rows);
+  summary.update({{"runs", runs}, {"device", o.optimize.device}});
   json result = {{"cases", rows},
-                 {"summary",
-                  {{"cases", static_cast<int>(rows.size())}, {"tried", tried}, {"skipped", skipped},
-                   {"adversarial_tried", tried - controls}, {"caught_as_expected", caught}, {"controls", controls},
-                   {"controls_passed", controls_passed}, {"failed", failed}, {"host_code_markers", markers},
-                   {"runs", runs}, {"device", o.optimize.device}}},
+                 {"summary", summary},
                  {"method", "each case is one candidate of a scripted Coder answer (relay provider) in an "
                             "optimize-kernel run of its target; caught_by is the gate of its first failing verdict "
                             "in the store"}};
   util::write_file_atomic(o.out_dir / "adversarial.json", result.dump(1) + "\n");
-  util::write_file_atomic(o.out_dir / "adversarial.md", adversarial_markdown(result));
+  util::write_file_atomic(o.out_dir / "adversarial.md", report::adversarial_markdown(result));
   return result;
 }
 
-std::string adversarial_markdown(const json& result) {
-  const json& s = result["summary"];
-  std::string md = "# kernelopt adversarial suite\n\n";
-  md += fmt::format("{} cases on {}: {} tried ({} adversarial, {} caught by the expected gate; {} control(s), {} "
-                    "passed), {} skipped, {} failed, {} host-code marker(s) found, {} engine runs.\n\n",
-                    s["cases"].get<int>(), s["device"].get<std::string>(), s["tried"].get<int>(),
-                    s["adversarial_tried"].get<int>(), s["caught_as_expected"].get<int>(), s["controls"].get<int>(),
-                    s["controls_passed"].get<int>(), s["skipped"].get<int>(), s["failed"].get<int>(),
-                    s["host_code_markers"].get<int>(), s["runs"].get<int>());
-  md += "| case | target | expected gate | caught by | result | reason |\n|---|---|---|---|---|---|\n";
-  for (const auto& r : result["cases"]) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r["case"].get<std::string>(), r["target"].get<std::string>(),
-                      r["expected"].get<std::string>(),
-                      r["caught_by"].is_string() ? r["caught_by"].get<std::string>() : std::string("-"),
-                      r["result"].get<std::string>(), cell(r["reason"].get<std::string>()));
-  }
-  return md;
-}
-
-}  // namespace kernelopt::engine
+}  // namespace kernelopt::bench

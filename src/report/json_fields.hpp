@@ -1,11 +1,13 @@
-#pragma once
+/// \file
 /// Reading the optional fields of report and bench JSON: a missing or mistyped field is null, a
-/// fallback or empty, never an exception (shared by the bench rows and the bench's markdown).
+/// fallback or empty, never an exception (shared by the bench rows and the bench's pages).
+#pragma once
+
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-namespace kernelopt::engine::fields {
+namespace kernelopt::report::fields {
 
 using nlohmann::json;
 
@@ -29,4 +31,4 @@ inline const json& member(const json& obj, const char* key) {
   return obj.is_object() && obj.contains(key) ? obj[key] : empty;
 }
 
-}  // namespace kernelopt::engine::fields
+}  // namespace kernelopt::report::fields

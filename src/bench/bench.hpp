@@ -9,6 +9,8 @@
 /// problem cost (wall, GPU and compile seconds, candidates).
 /// Resumable: a problem whose run finished is read back, not rerun; one
 /// problem's failure never stops the others.
+/// A harness over the engine, not part of it: bench.cpp runs problems through engine::optimize,
+/// rows.cpp and aggregate.cpp only read report JSON, the pages are report::bench_markdown/bench_html.
 #pragma once
 
 #include <filesystem>
@@ -19,7 +21,7 @@
 
 #include "engine/options.hpp"
 
-namespace kernelopt::engine {
+namespace kernelopt::bench {
 
 struct BenchOptions {
   std::filesystem::path problems_dir;  ///< searched recursively for *.py
@@ -27,14 +29,18 @@ struct BenchOptions {
   std::string filter;                  ///< substring of the relative path; "" = all
   int level = 0;                       ///< only problems under a "level<N>" directory; 0 = all
   int shard_index = 1, shard_count = 1;  ///< this machine's share: problems i, i+n, ... (1-based)
-  OptimizeOptions optimize;            ///< per-problem options (out_dir and problem are set per problem)
+  engine::OptimizeOptions optimize;    ///< per-problem options (out_dir and problem are set per problem)
 };
-
-/// bench.md of a bench.json (bench_markdown.cpp).
-std::string bench_markdown(const nlohmann::json& bench);
 
 /// The problems `options` selects, as paths relative to problems_dir, sorted.
 std::vector<std::filesystem::path> select_problems(const BenchOptions& options);
+
+/// Problems under a `small/` folder: a suite's host-bound sizes, reported as their own level and kept out of the
+/// overall aggregate (bench/problems/small/).
+inline constexpr const char* kSmallLevel = "small";
+
+/// The level directory a problem lies under ("level1", or kSmallLevel); "other" without one.
+std::string level_of(const std::filesystem::path& relative);
 
 /// Per-problem row from a finished run's report.json (or its failure). Besides the speedup and times:
 /// "kernels", one entry per Triton kernel (name, module, kind, bound, status, before_ms, after_ms, bytes,
@@ -74,7 +80,7 @@ nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::
 /// gpu_geomean_speedup and gpu_ceiling_geomean over the rows with each; each null without such rows.
 nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
 
-/// Runs the selection; writes bench.json, bench.md and bench.html; returns bench.json. A row's wall_s is
+/// Runs the selection; writes bench.json, bench.md and bench.html (report::bench_markdown, report::bench_html); returns bench.json. A row's wall_s is
 /// measured here for a run it makes; a finished run read back keeps its report's.
 nlohmann::json run_bench(const BenchOptions& options);
 
@@ -89,4 +95,4 @@ nlohmann::json run_bench(const BenchOptions& options);
 nlohmann::json merge_bench(const std::vector<std::filesystem::path>& bench_dirs, const std::filesystem::path& out_dir,
                            const std::string& shard = "merged", bool later_wins = false);
 
-}  // namespace kernelopt::engine
+}  // namespace kernelopt::bench

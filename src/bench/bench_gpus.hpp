@@ -16,10 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/bench.hpp"
-#include "engine/gpus.hpp"
+#include "bench/bench.hpp"
 
-namespace kernelopt::engine {
+namespace kernelopt::bench {
 
 /// The shard {index, count} of child `child` (1-based) of `children` under the parent's shard
 /// shard_index/shard_count: {shard_index + (child - 1) * shard_count, shard_count * children}.
@@ -45,4 +44,4 @@ struct BenchGpusResult {
 BenchGpusResult run_bench_on_gpus(const BenchOptions& o, const std::vector<std::string>& gpu_ids,
                                   const std::string& kernelopt_binary, const BenchChildArgs& child_args);
 
-}  // namespace kernelopt::engine
+}  // namespace kernelopt::bench

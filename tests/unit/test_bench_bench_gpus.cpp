@@ -1,26 +1,25 @@
-// `bench --gpus`: the children's shards partition the parent's, --gpus values, the visible GPUs, and the
+// `bench --gpus`: the children's shards partition the parent's, and the
 // parent's loop over real child processes (/bin/sh standing in for kernelopt: it copies a bench.json into place).
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 
 #include <unistd.h>
 
 #include <fmt/format.h>
 
-#include "engine/bench.hpp"
-#include "engine/bench_gpus.hpp"
+#include "bench/bench.hpp"
+#include "bench/bench_gpus.hpp"
 #include "engine/optimize.hpp"
 #include "util/fs.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using namespace kernelopt::engine;
+using namespace kernelopt::bench;
+using kernelopt::engine::UserError;
 
 namespace {
 
@@ -42,25 +41,9 @@ fs::path problem_tree(const std::string& name, int count) {
   return root;
 }
 
-/// Sets an environment variable for one scope; restores the old value (or its absence) after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1); else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 }  // namespace
 
-TEST(EngineBenchGpus, ChildShardFormula) {
+TEST(BenchBenchGpus, ChildShardFormula) {
   EXPECT_EQ(child_shard(1, 1, 1, 2), std::make_pair(1, 2));
   EXPECT_EQ(child_shard(1, 1, 2, 2), std::make_pair(2, 2));
   EXPECT_EQ(child_shard(2, 3, 1, 4), std::make_pair(2, 12));
@@ -69,7 +52,7 @@ TEST(EngineBenchGpus, ChildShardFormula) {
   EXPECT_THROW(child_shard(4, 3, 1, 2), std::invalid_argument);
 }
 
-TEST(EngineBenchGpus, ChildrenPartitionTheParentShardExactly) {
+TEST(BenchBenchGpus, ChildrenPartitionTheParentShardExactly) {
   BenchOptions o;
   o.problems_dir = problem_tree("partition", 13);
   for (int m : {1, 2, 3, 5}) {
@@ -95,48 +78,7 @@ TEST(EngineBenchGpus, ChildrenPartitionTheParentShardExactly) {
   }
 }
 
-TEST(EngineBenchGpus, ParseGpus) {
-  EXPECT_EQ(parse_gpus("all", 0), 1);  // no GPU: all = one bench, as without --gpus
-  EXPECT_EQ(parse_gpus("all", 1), 1);
-  EXPECT_EQ(parse_gpus("all", 8), 8);
-  EXPECT_EQ(parse_gpus("1", 0), 1);
-  EXPECT_EQ(parse_gpus("4", 2), 4);  // the caller checks it against the GPUs visible
-  for (const char* bad : {"0", "-1", "x", "", "2x", "1.5", "ALL"}) {
-    EXPECT_THROW(parse_gpus(bad, 8), UserError) << bad;
-  }
-}
-
-TEST(EngineBenchGpus, GpuIdsGiveEachProcessItsOwnGpu) {
-  const std::vector<std::string> visible = {"3", "5", "GPU-5e1a"};
-  EXPECT_EQ(gpu_ids(2, "cuda", visible), (std::vector<std::string>{"3", "5"}));
-  EXPECT_EQ(gpu_ids(3, "cuda:0", visible), visible);
-  EXPECT_EQ(gpu_ids(1, "cuda:1", visible), std::vector<std::string>{""});  // one process sees what this one sees
-  EXPECT_EQ(gpu_ids(2, "cpu", {}), (std::vector<std::string>{"", ""}));    // the interpreter: no GPU to hand out
-  EXPECT_THROW(gpu_ids(4, "cuda", visible), UserError);                     // fewer visible than asked for
-  EXPECT_THROW(gpu_ids(2, "cuda:1", visible), UserError);                   // every process would use cuda:1
-  try {
-    gpu_ids(4, "cuda", visible);
-  } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "--gpus 4: 3 GPU(s) visible (CUDA_VISIBLE_DEVICES, else nvidia-smi -L)");
-  }
-}
-
-TEST(EngineBenchGpus, VisibleGpusFollowCudaVisibleDevices) {
-  {
-    ScopedEnv env("CUDA_VISIBLE_DEVICES", "2, 3,,GPU-5e1a");
-    EXPECT_EQ(visible_gpus(), (std::vector<std::string>{"2", "3", "GPU-5e1a"}));
-  }
-  {
-    ScopedEnv env("CUDA_VISIBLE_DEVICES", "");
-    EXPECT_TRUE(visible_gpus().empty());
-  }
-  {
-    ScopedEnv env("CUDA_VISIBLE_DEVICES", "0,-1,1");  // CUDA stops at the invalid entry
-    EXPECT_EQ(visible_gpus(), std::vector<std::string>{"0"});
-  }
-}
-
-TEST(EngineBenchGpus, RunsOneChildPerGpuAndMergesTheFinishedOnes) {
+TEST(BenchBenchGpus, RunsOneChildPerGpuAndMergesTheFinishedOnes) {
   const fs::path tmp = temp_dir("run");
   BenchOptions o;
   o.problems_dir = problem_tree("run_problems", 5);
@@ -194,7 +136,7 @@ TEST(EngineBenchGpus, RunsOneChildPerGpuAndMergesTheFinishedOnes) {
   EXPECT_NE(log1.find("=== gpu1 (CUDA_VISIBLE_DEVICES=5, shard 1/3): /bin/sh -c"), std::string::npos) << log1;
 }
 
-TEST(EngineBenchGpus, AChildWithoutProblemsIsNotStarted) {
+TEST(BenchBenchGpus, AChildWithoutProblemsIsNotStarted) {
   const fs::path tmp = temp_dir("empty");
   BenchOptions o;
   o.problems_dir = problem_tree("empty_problems", 2);

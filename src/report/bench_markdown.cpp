@@ -1,12 +1,16 @@
-/// The bench's markdown page (bench.md): the aggregate per level, then one row per problem.
+// bench.md and adversarial.md. See bench_markdown.hpp.
+#include "report/bench_markdown.hpp"
+
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "engine/bench.hpp"
-#include "engine/bench_fields.hpp"
+#include "report/json_fields.hpp"
 
-namespace kernelopt::engine {
+namespace kernelopt::report {
 
 using namespace fields;
 
@@ -39,10 +43,9 @@ std::string ceiling_cell(const json& ceiling, const json& gpu_ceiling) {
   return gpu_ceiling.is_number() ? ratio_or_dash(ceiling) + " / " + ratio_or_dash(gpu_ceiling) : ratio_or_dash(ceiling);
 }
 
-}  // namespace
-
-std::string bench_markdown(const json& bench) {
-  std::string md = "# kernelopt bench\n\n";
+/// "Merged from:" and its inputs, for a bench-merge; "" otherwise.
+std::string merged_from_lines(const json& bench) {
+  std::string md;
   if (bench.contains("merged_from")) {
     md += "Merged from:\n";
     for (const auto& src : bench["merged_from"]) {
@@ -57,7 +60,12 @@ std::string bench_markdown(const json& bench) {
     }
     md += "\n";
   }
-  const auto& o = bench["aggregate"]["overall"];
+  return md;
+}
+
+/// The overall sentences: counts, bandwidth and roofline shares, the ceiling, host time and cost (each where known).
+std::string overall_lines(const json& o) {
+  std::string md;
   md += fmt::format("{} problems; geomean speedup vs torch.compile {:.3f} (baseline kept = 1.0); improved {}; "
                     "incorrect {}; failed {}; no Triton kernel {}.\n\n",
                     o["problems"].get<int>(), o["geomean_speedup"].get<double>(), o["improved"].get<int>(),
@@ -102,11 +110,17 @@ std::string bench_markdown(const json& bench) {
                       seconds_or_dash(cost["total_wall_s"]), cost.value("candidates_screened", 0),
                       cost.value("candidates_gated", 0));
   }
+  return md;
+}
+
+/// The per-level table.
+std::string level_table(const json& levels) {
+  std::string md;
   md += "| level | problems | geomean | ceiling (end to end / GPU alone) | improved | fast_1.0 | fast_1.1 | fast_1.5 | fast_2.0 | "
         "median % of bandwidth before → after | median % of roofline end to end before → after | "
         "GPU s median / total |\n";
   md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& [level, s] : bench["aggregate"]["levels"].items()) {
+  for (const auto& [level, s] : levels.items()) {
     const auto& f = s["fast_p"];
     const json& lr = member(s, "roofline");
     const json& lc = member(s, "cost");
@@ -124,41 +138,86 @@ std::string bench_markdown(const json& bench) {
                       seconds_or_dash(number_or_null(lc, "median_gpu_s")),
                       seconds_or_dash(number_or_null(lc, "total_gpu_s")));
   }
+  return md;
+}
+
+/// One problem's row of the problem table.
+std::string problem_row(const json& r) {
+  if (r["status"] == "failed") {
+    return fmt::format("| {} | **failed** ({}) | 1.000 | | | | | | | | | | | | | {} | {} | {} | |\n",
+                       r["problem"].get<std::string>(), r["error"].get<std::string>(),
+                       seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
+                       seconds_or_dash(number_or_null(r, "compile_s")));
+  }
+  const json& rr = member(r, "roofline");
+  const json min_bytes = number_or_null(rr, "min_bytes"), flops = number_or_null(rr, "model_flops");
+  const json host = number_or_null(r, "host_ms");
+  return fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} | {} | {} | {} | {} | {} | {} | "
+                     "{} | {} | {} | {} / {} |\n",
+                     r["problem"].get<std::string>(), r["status"] == "incorrect" ? "**INCORRECT** " : "",
+                     r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
+                     r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(),
+                     host.is_number() ? fmt::format("{:.4f}", host.get<double>()) : "-",
+                     ratio_or_dash(number_or_null(r, "gpu_speedup")),
+                     ceiling_cell(number_or_null(r, "ceiling"), number_or_null(r, "gpu_ceiling")),
+                     r["triton_kernels"].get<int>(),
+                     percent_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
+                     min_bytes.is_number() ? fmt::format("{:.1f}", min_bytes.get<double>() / 1e6) : "-",
+                     flops.is_number() ? fmt::format("{:.3g}", flops.get<double>() / 1e9) : "-",
+                     string_or_empty(rr, "bound").empty() ? "-" : string_or_empty(rr, "bound"),
+                     percent_before_after(number_or_null(rr, "e2e_fraction_before"),
+                                            number_or_null(rr, "e2e_fraction_after")),
+                     seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
+                     seconds_or_dash(number_or_null(r, "compile_s")), r.value("candidates_screened", 0),
+                     r.value("candidates_gated", 0));
+}
+
+/// The per-problem table.
+std::string problem_table(const json& problems) {
+  std::string md;
   md += "\n| problem | status | speedup | torch.compile ms | optimized ms | eager ms | host ms | GPU-alone speedup | "
         "ceiling (end to end / GPU alone) | Triton kernels | % of bandwidth before → after | min MB | GFLOP | bound | "
         "% of roofline end to end before → after | wall s | GPU s | compile s | screened / gated |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
-  for (const auto& r : bench["problems"]) {
-    if (r["status"] == "failed") {
-      md += fmt::format("| {} | **failed** ({}) | 1.000 | | | | | | | | | | | | | {} | {} | {} | |\n",
-                        r["problem"].get<std::string>(), r["error"].get<std::string>(),
-                        seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
-                        seconds_or_dash(number_or_null(r, "compile_s")));
-      continue;
-    }
-    const json& rr = member(r, "roofline");
-    const json min_bytes = number_or_null(rr, "min_bytes"), flops = number_or_null(rr, "model_flops");
-    const json host = number_or_null(r, "host_ms");
-    md += fmt::format("| {} | {}{} | {:.3f} | {:.4f} | {:.4f} | {:.4f} | {} | {} | {} | {} | {} | {} | {} | {} | {} | "
-                      "{} | {} | {} | {} / {} |\n",
-                      r["problem"].get<std::string>(), r["status"] == "incorrect" ? "**INCORRECT** " : "",
-                      r["status"].get<std::string>(), r["speedup"].get<double>(), r["baseline_ms"].get<double>(),
-                      r["optimized_ms"].get<double>(), r["eager_ms"].get<double>(),
-                      host.is_number() ? fmt::format("{:.4f}", host.get<double>()) : "-",
-                      ratio_or_dash(number_or_null(r, "gpu_speedup")),
-                      ceiling_cell(number_or_null(r, "ceiling"), number_or_null(r, "gpu_ceiling")),
-                      r["triton_kernels"].get<int>(),
-                      percent_before_after(number_or_null(rr, "fraction_before"), number_or_null(rr, "fraction_after")),
-                      min_bytes.is_number() ? fmt::format("{:.1f}", min_bytes.get<double>() / 1e6) : "-",
-                      flops.is_number() ? fmt::format("{:.3g}", flops.get<double>() / 1e9) : "-",
-                      string_or_empty(rr, "bound").empty() ? "-" : string_or_empty(rr, "bound"),
-                      percent_before_after(number_or_null(rr, "e2e_fraction_before"),
-                                             number_or_null(rr, "e2e_fraction_after")),
-                      seconds_or_dash(number_or_null(r, "wall_s")), seconds_or_dash(number_or_null(r, "gpu_s")),
-                      seconds_or_dash(number_or_null(r, "compile_s")), r.value("candidates_screened", 0),
-                      r.value("candidates_gated", 0));
+  for (const auto& r : problems) md += problem_row(r);
+  return md;
+}
+
+/// A table cell of free text: no pipe, no line break, at most 160 characters.
+std::string cell(std::string s) {
+  std::replace(s.begin(), s.end(), '|', '/');
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
+}
+
+}  // namespace
+
+std::string bench_markdown(const json& bench) {
+  std::string md = "# kernelopt bench\n\n";
+  md += merged_from_lines(bench);
+  md += overall_lines(bench["aggregate"]["overall"]);
+  md += level_table(bench["aggregate"]["levels"]);
+  md += problem_table(bench["problems"]);
+  return md;
+}
+
+std::string adversarial_markdown(const json& result) {
+  const json& s = result["summary"];
+  std::string md = "# kernelopt adversarial suite\n\n";
+  md += fmt::format("{} cases on {}: {} tried ({} adversarial, {} caught by the expected gate; {} control(s), {} "
+                    "passed), {} skipped, {} failed, {} host-code marker(s) found, {} engine runs.\n\n",
+                    s["cases"].get<int>(), s["device"].get<std::string>(), s["tried"].get<int>(),
+                    s["adversarial_tried"].get<int>(), s["caught_as_expected"].get<int>(), s["controls"].get<int>(),
+                    s["controls_passed"].get<int>(), s["skipped"].get<int>(), s["failed"].get<int>(),
+                    s["host_code_markers"].get<int>(), s["runs"].get<int>());
+  md += "| case | target | expected gate | caught by | result | reason |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : result["cases"]) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r["case"].get<std::string>(), r["target"].get<std::string>(),
+                      r["expected"].get<std::string>(),
+                      r["caught_by"].is_string() ? r["caught_by"].get<std::string>() : std::string("-"),
+                      r["result"].get<std::string>(), cell(r["reason"].get<std::string>()));
   }
   return md;
 }
 
-}  // namespace kernelopt::engine
+}  // namespace kernelopt::report

@@ -25,23 +25,20 @@
 
 #include "engine/options.hpp"
 
-namespace kernelopt::engine {
+namespace kernelopt::bench {
 
 struct AdversarialOptions {
   std::filesystem::path dir;      ///< cases.json, cases/, targets/
   std::filesystem::path out_dir;  ///< runs/, relay/, workspace/, adversarial.json, adversarial.md
   std::string filter;             ///< only cases whose name contains this; "" = all
-  OptimizeOptions optimize;       ///< python, device, seeds, trials, timeout (a group's timeout_s wins)
+  engine::OptimizeOptions optimize;  ///< python, device, seeds, trials, timeout (a group's timeout_s wins)
 };
 
 /// What gate a recorded verdict stands for in the table (see the file comment).
 std::string caught_by(const std::string& gate, const std::string& reason);
 
-/// Runs the cases; writes adversarial.json and adversarial.md; returns adversarial.json.
+/// Runs the cases; writes adversarial.json and adversarial.md (report::adversarial_markdown); returns adversarial.json.
 /// Throws UserError (one line) for a malformed manifest or a missing case or target file.
 nlohmann::json run_adversarial(const AdversarialOptions& options);
 
-/// The Markdown table of adversarial.json.
-std::string adversarial_markdown(const nlohmann::json& result);
-
-}  // namespace kernelopt::engine
+}  // namespace kernelopt::bench

@@ -1,0 +1,236 @@
+// A bench row from a finished run's report.json. See bench.hpp.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "agents/profiler.hpp"
+#include "bench/bench.hpp"
+#include "report/json_fields.hpp"
+#include "report/report.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kernelopt::bench {
+
+using namespace report::fields;
+
+namespace {
+
+/// One entry per Triton kernel of the report. `kept`: the optimized model is what the bench counts
+/// (row status "improved"), so an improved kernel's after time applies; otherwise after = before and an
+/// improved kernel that was reverted says so.
+json kernel_rows(const json& report, bool kept) {
+  json out = json::array();
+  const json& modules = member(report, "modules");
+  if (!modules.is_array()) return out;
+  for (const auto& m : modules) {
+    const json& kernels = member(m, "kernels");
+    if (!kernels.is_array()) continue;
+    for (const auto& k : kernels) {
+      const json& p = member(k, "profile");
+      const json& o = member(k, "outcome");
+      const std::string status = string_or_empty(o, "status");
+      const bool applied = status == "improved" && kept && number_or(o, "after_ms", 0.0) > 0;
+      const double before = number_or(p, "time_ms", 0.0);
+      const json roofline_before = number_or_null(p, "roofline_fraction");
+      std::string name = string_or_empty(k, "name");
+      if (name.empty()) name = string_or_empty(p, "name");
+      out.push_back({{"name", name},
+                     {"module", static_cast<int>(number_or(m, "index", 0.0))},
+                     {"kind", string_or_empty(p, "kind")},
+                     {"bound", string_or_empty(p, "bound")},
+                     {"status", status == "improved" && !kept ? "reverted" : status},
+                     {"before_ms", before},
+                     {"after_ms", applied ? o["after_ms"].get<double>() : before},
+                     {"bytes", number_or(p, "bytes", 0.0)},
+                     {"flops", number_or_null(p, "flops")},
+                     {"roofline_before", roofline_before},
+                     {"roofline_after", applied ? number_or_null(o, "after_roofline_fraction") : roofline_before}});
+    }
+  }
+  return out;
+}
+
+/// The device's measured copy bandwidth, GB/s; the highest when modules measured it apart; 0 = not measured.
+double measured_bandwidth(const json& report) {
+  double bandwidth = 0;
+  const json& modules = member(report, "modules");
+  if (modules.is_array()) {
+    for (const auto& m : modules) bandwidth = std::max(bandwidth, number_or(m, "bandwidth_gbps", 0.0));
+  }
+  return bandwidth;
+}
+
+/// The problem's Triton kernels together: bytes, time and the fraction of the measured bandwidth they reach
+/// before and after. A fraction is null where the bandwidth was not measured or there is no time or no bytes.
+json triton_roofline(const json& kernels, double bandwidth) {
+  double bytes = 0, before = 0, after = 0, flops = 0;
+  bool all_flops = true;
+  for (const auto& k : kernels) {
+    bytes += k["bytes"].get<double>();
+    before += k["before_ms"].get<double>();
+    after += k["after_ms"].get<double>();
+    if (k["flops"].is_number()) flops += k["flops"].get<double>();
+    else all_flops = false;
+  }
+  auto fraction = [&](double ms) -> json {
+    if (bandwidth <= 0 || ms <= 0 || bytes <= 0) return nullptr;
+    return bytes / (ms * 1e6) / bandwidth;  // bytes per ms * 1e-6 = GB/s
+  };
+  return {{"bytes", bytes},
+          {"flops", all_flops ? json(flops) : json(nullptr)},
+          {"bandwidth_gbps", bandwidth > 0 ? json(bandwidth) : json(nullptr)},
+          {"before_ms", before},
+          {"after_ms", after},
+          {"fraction_before", fraction(before)},
+          {"fraction_after", fraction(after)}};
+}
+
+/// The problem end to end against its roofline (see bench.hpp): `work` is report.json's "problem_work".
+json end_to_end_roofline(const json& work, double bandwidth, double peak_tflops, double before_ms, double after_ms) {
+  const double bytes = number_or(work, "min_bytes", 0.0), flops = number_or(work, "flops", 0.0);
+  const double memory_ms = bandwidth > 0 ? bytes / (bandwidth * 1e6) : 0.0;  // GB/s * 1e6 = bytes per ms
+  const double compute_ms = peak_tflops > 0 ? flops / (peak_tflops * 1e9) : 0.0;  // TFLOP/s * 1e9 = FLOP per ms
+  std::string bound;
+  double limit_ms = 0;
+  if (flops <= 0 || (peak_tflops > 0 && bandwidth > 0 && memory_ms >= compute_ms)) {
+    bound = "memory";  // no counted FLOPs: bytes set the limit
+    limit_ms = memory_ms;
+  } else if (peak_tflops > 0 && bandwidth > 0) {
+    bound = "compute";
+    limit_ms = compute_ms;
+  }
+  auto fraction = [&](double ms) -> json { return limit_ms > 0 && ms > 0 ? json(limit_ms / ms) : json(nullptr); };
+  auto positive = [](double v) -> json { return v > 0 ? json(v) : json(nullptr); };
+  return {{"min_bytes", number_or_null(work, "min_bytes")},
+          {"model_flops", number_or_null(work, "flops")},
+          {"intensity", bytes > 0 ? json(flops / bytes) : json(nullptr)},
+          {"peak_tflops", positive(peak_tflops)},
+          {"ridge", bandwidth > 0 && peak_tflops > 0 ? json(peak_tflops * 1e12 / (bandwidth * 1e9)) : json(nullptr)},
+          {"bound", bound.empty() ? json(nullptr) : json(bound)},
+          {"limit_ms", positive(limit_ms)},
+          {"e2e_fraction_before", fraction(before_ms)},
+          {"e2e_fraction_after", fraction(after_ms)}};
+}
+
+/// The row's "roofline": the Triton kernels' (null fields without one) and the problem's end to end (without
+/// the problem's work, from a standalone kernel or an older report, those fields are absent); null with neither.
+json problem_roofline(const json& report, const json& kernels, double before_ms, double after_ms) {
+  const json& work = member(report, "problem_work");
+  const bool have_work = work.is_object() && work.contains("min_bytes") && work["min_bytes"].is_number();
+  if (kernels.empty() && !have_work) return nullptr;
+  const double bandwidth = measured_bandwidth(report);
+  json out = kernels.empty() ? json{{"bytes", nullptr}, {"flops", nullptr},
+                                    {"bandwidth_gbps", bandwidth > 0 ? json(bandwidth) : json(nullptr)},
+                                    {"before_ms", nullptr}, {"after_ms", nullptr}, {"fraction_before", nullptr},
+                                    {"fraction_after", nullptr}}
+                             : triton_roofline(kernels, bandwidth);
+  if (have_work) {
+    const double peak = agents::datasheet_fp32_tflops(string_or_empty(member(report, "versions"), "gpu"));
+    out.update(end_to_end_roofline(work, bandwidth, peak, before_ms, after_ms));
+  }
+  return out;
+}
+
+/// What every Triton kernel of the row at its limit would save per model call, ms (report::ceiling_saving_ms).
+/// 0 without a Triton kernel; null where the bandwidth is unknown.
+json kernel_saving_ms(const json& kernels, double bandwidth) {
+  if (kernels.empty()) return 0.0;
+  if (bandwidth <= 0) return nullptr;
+  std::vector<report::KernelWork> work;
+  for (const auto& k : kernels) work.push_back({k["before_ms"].get<double>(), k["bytes"].get<double>()});
+  return report::ceiling_saving_ms(work, bandwidth);
+}
+
+/// report::ceiling of a call of `ms`; null where it or the saving is unknown.
+json ceiling_of(double ms, const json& saving) {
+  return ms > 0 && saving.is_number() ? json(report::ceiling(ms, saving.get<double>())) : json(nullptr);
+}
+
+/// Candidates over the report's kernels: {screened, gated}.
+std::pair<int, int> candidates(const json& report) {
+  int screened = 0, gated = 0;
+  const json& modules = member(report, "modules");
+  if (!modules.is_array()) return {0, 0};
+  for (const auto& m : modules) {
+    const json& kernels = member(m, "kernels");
+    if (!kernels.is_array()) continue;
+    for (const auto& k : kernels) {
+      screened += static_cast<int>(number_or(member(k, "outcome"), "screened", 0));
+      gated += static_cast<int>(number_or(member(k, "outcome"), "gated", 0));
+    }
+  }
+  return {screened, gated};
+}
+
+}  // namespace
+
+std::string level_of(const fs::path& relative) {
+  for (const auto& part : relative) {
+    const std::string s = part.string();
+    if (s.rfind("level", 0) == 0 || s == kSmallLevel) return s;
+  }
+  return "other";
+}
+
+json bench_row(const fs::path& relative, const json& report, const std::string& error) {
+  json row = {{"problem", relative.string()}, {"level", level_of(relative)}};
+  // cost: what the run's report.json says (null in reports from before it had "cost"); run_bench replaces
+  // wall_s with its own measurement for a run it made
+  const json& cost = member(report, "cost");
+  const auto [screened, gated] = candidates(report);
+  const json& memory = member(report, "memory");
+  row.update({{"peak_gb", number_or_null(memory, "peak_gb")}, {"working_set_gb", number_or_null(memory, "working_set_gb")},
+              {"memory_factor", number_or_null(memory, "factor")}});
+  row.update({{"wall_s", number_or_null(cost, "wall_s")}, {"gpu_s", number_or_null(cost, "gpu_s")},
+              {"compile_s", number_or_null(cost, "compile_s")}, {"candidates_screened", screened},
+              {"candidates_gated", gated}});
+  if (!error.empty()) {
+    row.update({{"status", "failed"}, {"error", error}, {"speedup", 1.0}, {"correct", nullptr},
+                {"kernels", json::array()}, {"roofline", nullptr}});
+    return row;
+  }
+  const auto& e = report["end_to_end"];
+  if (!e.value("ran", true)) {
+    // the check could not run: nothing was judged incorrect (the emitted model is the baseline, unverified)
+    const std::string failure = e.value("failure", std::string());
+    row.update({{"status", "failed"}, {"error", failure.empty() ? e.value("why", std::string()) : failure},
+                {"speedup", 1.0}, {"correct", nullptr}, {"kernels", json::array()}, {"roofline", nullptr}});
+    return row;
+  }
+  const bool correct = e.value("passed", false);
+  const bool improved = report["summary"].value("improved", false);
+  int kernels = 0;
+  for (const auto& m : report["modules"]) kernels += static_cast<int>(m["kernels"].size());
+  double speedup = 1.0;  // a kept baseline counts as 1.0
+  if (improved && correct) speedup = e["speedup_vs_compile"]["speedup"].get<double>();
+  json per_kernel = kernel_rows(report, improved && correct);
+  const double baseline_ms = number_or(member(e, "baseline_ms"), "median", 0.0);
+  const double after_ms = improved && correct ? number_or(member(e, "optimized_ms"), "median", 0.0) : baseline_ms;
+  json roofline = problem_roofline(report, per_kernel, baseline_ms, after_ms);
+  const json saving = kernel_saving_ms(per_kernel, measured_bandwidth(report));
+  // GPU alone (host time hidden; absent under the interpreter and in older reports)
+  const json& gpu = member(e, "gpu_ms");
+  const double gpu_base = number_or(gpu, "baseline", 0.0), gpu_opt = number_or(gpu, "optimized", 0.0);
+  const bool have_gpu = gpu_base > 0 && gpu_opt > 0;
+  row.update({{"host_ms", have_gpu ? json(std::max(0.0, baseline_ms - gpu_base)) : json(nullptr)},
+              {"gpu_speedup", have_gpu ? json(improved && correct ? gpu_base / gpu_opt : 1.0) : json(nullptr)},
+              {"ceiling", ceiling_of(baseline_ms, saving)},
+              {"gpu_ceiling", have_gpu ? ceiling_of(gpu_base, saving) : json(nullptr)}});
+  row.update({{"status", !correct ? "incorrect" : improved ? "improved" : "baseline kept"},
+              {"correct", correct},
+              {"speedup", speedup},
+              {"speedup_ci", {e["speedup_vs_compile"]["ci_low"], e["speedup_vs_compile"]["ci_high"]}},
+              {"speedup_vs_eager", e.value("speedup_vs_eager", 0.0)},
+              {"baseline_ms", e["baseline_ms"]["median"]},
+              {"optimized_ms", e["optimized_ms"]["median"]},
+              {"eager_ms", e["eager_ms"]["median"]},
+              {"triton_kernels", kernels},
+              {"kernels_improved", report["summary"].value("kernels_improved", 0)},
+              {"kernels", std::move(per_kernel)},
+              {"roofline", std::move(roofline)}});
+  return row;
+}
+
+}  // namespace kernelopt::bench

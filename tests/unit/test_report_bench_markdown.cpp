@@ -1,0 +1,51 @@
+// bench.md and adversarial.md: what their sentences and tables say of bench rows made from real reports.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/bench.hpp"
+#include "bench_test_reports.hpp"
+#include "report/bench_markdown.hpp"
+
+using nlohmann::json;
+using kernelopt::bench::aggregate;
+using kernelopt::bench::bench_row;
+using kernelopt::report::adversarial_markdown;
+using kernelopt::report::bench_markdown;
+using namespace bench_test;
+
+TEST(ReportBenchMarkdown, SaysTheCeilingAndTheHostTime) {
+  json report = softmax_report();
+  report["end_to_end"]["gpu_ms"] = {{"eager", 0.09}, {"baseline", 0.08}, {"optimized", 0.07}};
+  std::vector<json> rows = {bench_row("level1/softmax.py", report, "")};
+  const std::string md = bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}});
+  EXPECT_NE(md.find("stayed as torch.compile has it, the geomean could reach 1.134 (1 problems;"), std::string::npos) << md;
+  // host: 0.1369 - 0.08; GPU alone 0.08 / 0.07; its ceiling 0.08 / (0.08 - 0.0163)
+  EXPECT_NE(md.find("torch.compile: median 0.0569 ms (1 problems)"), std::string::npos) << md;
+  EXPECT_NE(md.find("Speedup of the GPU time alone: geomean 1.143; its ceiling (every Triton kernel at its limit, "
+                    "no host time at all): 1.254."),
+            std::string::npos)
+      << md;
+  const auto s = cells(line_of(md, "| level1/softmax.py |"));
+  ASSERT_EQ(s.size(), 19u);
+  EXPECT_EQ(s[6], "0.0569");
+  EXPECT_EQ(s[7], "1.143");
+  EXPECT_EQ(s[8], "1.134 / 1.254");
+}
+
+TEST(ReportBenchMarkdown, AdversarialTableHasARowPerCaseWithPipesEscaped) {
+  json result = {{"summary",
+                  {{"cases", 2}, {"tried", 2}, {"skipped", 0}, {"adversarial_tried", 1}, {"caught_as_expected", 1},
+                   {"controls", 1}, {"controls_passed", 0}, {"failed", 1}, {"host_code_markers", 0}, {"runs", 1},
+                   {"device", "cpu"}}},
+                 {"cases",
+                  {{{"case", "a_bad"}, {"target", "t"}, {"expected", "correctness"}, {"caught_by", "correctness"},
+                    {"result", "PASS"}, {"reason", "x | y"}},
+                   {{"case", "a_control"}, {"target", "t"}, {"expected", "passed"}, {"caught_by", nullptr},
+                    {"result", "FAIL"}, {"reason", "no verdict recorded for this case"}}}}};
+  const std::string md = adversarial_markdown(result);
+  EXPECT_NE(md.find("| a_bad | t | correctness | correctness | PASS | x / y |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a_control | t | passed | - | FAIL | no verdict recorded for this case |"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 failed"), std::string::npos) << md;
+}
