@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kOff = "off";
-constexpr const char* kKnownKeys = "provider, options, agents, budget, replay";
+constexpr const char* kKnownKeys = "provider, options, agents, budget, replay, required";
 // Key values shorter than this are not redacted: replacing every "abc" in a prompt would mangle it,
 // and no real API key is that short.
 constexpr std::size_t kMinSecretLength = 8;
@@ -116,6 +116,9 @@ LlmConfig llm_config_from_json(const json& in) {
     } else if (key == "replay") {
       if (!value.is_boolean()) throw std::invalid_argument("llm replay must be true or false");
       c.replay = value.get<bool>();
+    } else if (key == "required") {
+      if (!value.is_boolean()) throw std::invalid_argument("llm required must be true or false");
+      c.required = value.get<bool>();
     } else {
       throw std::invalid_argument(fmt::format("unknown key '{}' in the llm config (known: {})", key, kKnownKeys));
     }
@@ -155,7 +158,8 @@ json to_json(const LlmConfig& c) {
           {"options", options},
           {"agents", agents},
           {"budget", {{"tokens", c.budget.max_tokens}, {"usd", c.budget.max_usd}, {"seconds", c.budget.max_seconds}}},
-          {"replay", c.replay}};
+          {"replay", c.replay},
+          {"required", c.required}};
 }
 
 // --- LlmSession ---------------------------------------------------------------
@@ -225,8 +229,38 @@ const LlmSession::Built& LlmSession::provider_for(const std::string& spec) {
   return providers_.emplace(spec, std::move(b)).first->second;
 }
 
+void LlmSession::preflight() {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, std::vector<Role>> roles_of;  // one check and one line per spec, however many roles share it
+  for (Role r : kRoles) {
+    if (const std::string spec = config_.spec_for(r); !spec.empty() && !disabled_.count(r)) roles_of[spec].push_back(r);
+  }
+  for (const auto& [spec, roles] : roles_of) {
+    std::string why;
+    try {
+      why = provider_for(spec).provider->unreachable();
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (why.empty()) continue;
+    why = redact(why);
+    std::string names;
+    for (Role r : roles) names += fmt::format("{}{}", names.empty() ? "" : ", ", role_name(r));
+    if (config_.required) throw LlmRequiredError(fmt::format("LLM {}: {} (--llm-required)", names, why));
+    for (Role r : roles) {
+      disabled_.emplace(r, why);
+      fallbacks_.push_back(fmt::format("{}: {}", role_name(r), why));
+    }
+    spdlog::warn("LLM {} not used: {}; the run goes on with the offline agents (--llm-required makes this an error)",
+                 names, why);
+  }
+}
+
 void LlmSession::fall_back(Role role, const std::string& reason, bool all) {
   const std::string why = redact(reason);
+  if (!all && config_.required) {
+    throw LlmRequiredError(fmt::format("LLM {}: {} (--llm-required)", role_name(role), why));
+  }
   if (all) {
     for (Role r : kRoles) {
       if (!config_.spec_for(r).empty()) disabled_.emplace(r, why);

@@ -12,13 +12,16 @@
 ///                                                   applied to every spec whose scheme takes it
 ///    "agents": {"coder": "anthropic:claude-...", "tuner": "off"},  per-agent spec, or "off"
 ///    "budget": {"tokens": N, "usd": X, "seconds": S},  0 or absent = unlimited
-///    "replay": true}                                answer identical requests from the store
+///    "replay": true,                                answer identical requests from the store
+///    "required": false}                             true: a provider that cannot be used is an error
+///                                                   (LlmRequiredError), not a fall-back to the offline agents
 ///
 /// Contract: llm_config_from_json throws std::invalid_argument with one line
 /// for an unknown key, agent or option, a bad value or a spec that does not
 /// parse (an option must apply to at least one configured spec).
-/// LlmSession::ask is thread-safe; it returns nullopt (never throws) when the
-/// role is off, disabled, out of budget, or its provider fails, and lets
+/// LlmSession::ask is thread-safe; it returns nullopt when the role is off,
+/// disabled, out of budget, or its provider fails (with `required`, a provider
+/// that fails or cannot be built throws LlmRequiredError instead), and lets
 /// llm::PendingAnswer (relay: no answer yet) and store errors propagate.
 /// Nothing stored or reported holds an API key: requests carry none, and every
 /// text is passed through llm::redact with the values of the configured key
@@ -30,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +53,7 @@ struct LlmConfig {
   std::vector<std::string> options;         ///< "key=value", applied to every spec whose scheme takes the key
   llm::Budget budget;                       ///< over the whole run, all agents together
   bool replay = true;                       ///< answer identical requests from the store
+  bool required = false;                    ///< a provider that cannot be used ends the run (LlmRequiredError)
 
   /// The spec role uses: its override, else default_spec; "" when none or "off".
   std::string spec_for(Role role) const;
@@ -63,6 +68,12 @@ LlmConfig llm_config_from_json(const nlohmann::json& j);
 /// The "llm" object llm_config_from_json reads back equal.
 nlohmann::json to_json(const LlmConfig& config);
 
+/// An LLM the run was told it requires (LlmConfig::required) cannot be used; one line, naming the provider.
+class LlmRequiredError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class LlmSession {
  public:
   /// Providers are built on a role's first request (an unset API key then
@@ -74,6 +85,12 @@ class LlmSession {
 
   /// role has a spec and has not been disabled in this run.
   bool enabled(Role role) const;
+
+  /// Before the run's capture: builds every configured provider (an API key variable that is not set
+  /// shows here) and reaches each once (Provider::unreachable: a connection, no request). A provider
+  /// that fails is one warning line, its roles disabled for the run (the offline agents answer); with
+  /// `required`, LlmRequiredError instead.
+  void preflight();
 
   /// Asks role's model. The request's tag (see llm_agents.hpp; "" = the role's
   /// name) gets ".<n>" appended, n = earlier requests with that tag in this

@@ -33,6 +33,7 @@
 #include "store/store.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
+#include "util/interrupt.hpp"
 #include "util/version.hpp"
 #include "verify/model_gate.hpp"
 #include "verify/stats.hpp"
@@ -43,10 +44,19 @@ using nlohmann::json;
 namespace kernelopt::engine {
 
 std::string find_python_path() {
-  for (const char* var : {"KERNELOPT_PYTHONPATH"}) {
-    if (const char* v = std::getenv(var); v && fs::exists(fs::path(v) / "kernelopt")) return v;
+  // set but wrong is the user's mistake to hear about, not a reason to look elsewhere silently
+  if (const char* v = std::getenv("KERNELOPT_PYTHONPATH"); v && *v) {
+    if (!fs::exists(fs::path(v) / "kernelopt/worker/server.py")) {
+      throw UserError(fmt::format("KERNELOPT_PYTHONPATH={}: no kernelopt package there (it must name kernelopt's "
+                                  "python/ directory)", v));
+    }
+    return v;
   }
-  if (const char* root = std::getenv("KERNELOPT_ROOT"); root && fs::exists(fs::path(root) / "python/kernelopt")) {
+  if (const char* root = std::getenv("KERNELOPT_ROOT"); root && *root) {
+    if (!fs::exists(fs::path(root) / "python/kernelopt/worker/server.py")) {
+      throw UserError(fmt::format("KERNELOPT_ROOT={}: no python/kernelopt there (it must name kernelopt's checkout)",
+                                  root));
+    }
     return (fs::path(root) / "python").string();
   }
   std::error_code ec;
@@ -198,6 +208,19 @@ std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::
 json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::Store& st, int64_t run_id,
          RunDir& run_dir, const std::string& problem_hash, const json& options, bool continuing);
 
+/// `kernelopt resume` of a run that finished: its report, and nothing run again; nullopt otherwise.
+std::optional<json> finished_report(const OptimizeOptions& o, store::Store& st, const std::string& problem_hash) {
+  const fs::path out = fs::absolute(o.out_dir);
+  const auto prev = st.latest_run_for_out_dir(out.string());
+  if (!o.resume || !prev || prev->input_hash != problem_hash || prev->status != "done" ||
+      !fs::is_regular_file(out / "report.json")) {
+    return std::nullopt;
+  }
+  spdlog::info("{}: this run is finished; nothing to resume (its report: {})", o.out_dir.string(),
+               (out / "report.md").string());
+  return read_report(out / "report.json");
+}
+
 }  // namespace
 
 json optimize(const OptimizeOptions& o) {
@@ -209,18 +232,25 @@ json optimize(const OptimizeOptions& o) {
     throw UserError("at least 3 distinct seeds are needed for the correctness gates");
   }
   input_kind_named(o.input_kind);                       // an unknown kind is one line before anything is written
+  if (o.python_path.empty() && find_python_path().empty()) {
+    throw UserError("cannot find kernelopt's python/ directory; set KERNELOPT_ROOT");
+  }
   const std::vector<std::string> gpus = worker_gpus(o);  // a bad --gpus is one line before anything is written
   const std::string problem_hash = util::sha256_hex(util::read_file(o.problem));
-  RunDir run_dir = RunDir::prepare(o.out_dir, o.problem, problem_hash);
-  const fs::path out = run_dir.path();
-
-  util::ensure_dir(o.workspace);
-  store::Store st = store::Store::open(o.workspace / "store.db");
+  // nothing is written before the run directory, the workspace and the library are known to be usable
+  RunDir::check(o.out_dir, problem_hash);
+  store::Store st = open_workspace_store(o.workspace);
   try {  // a damaged or foreign library file is the user's to fix: one line, before anything runs
     store::Library::open(o.library_path());
   } catch (const store::StoreError& e) {
     throw UserError(e.what());
   }
+  if (auto report = finished_report(o, st, problem_hash)) return *report;
+  RunDir run_dir = RunDir::prepare(o.out_dir, o.problem, problem_hash);
+  const fs::path out = run_dir.path();
+  // Ctrl-C from here on: the run stays resumable, and says so
+  util::InterruptLine interrupted(fmt::format("kernelopt: interrupted; continue with: kernelopt resume {}",
+                                              o.out_dir.string()));
   store::RunRecord rec;
   rec.input_path = fs::absolute(o.problem).string();
   rec.input_hash = problem_hash;
@@ -252,6 +282,9 @@ json optimize(const OptimizeOptions& o) {
     st.set_run_status(run_id, "waiting");
     throw WaitingForAnswers(fmt::format("waiting for LLM answers ({}); when they are written, run: kernelopt resume {}",
                                         e.what(), out.string()));
+  } catch (const agents::LlmRequiredError& e) {
+    st.set_run_status(run_id, "failed");
+    throw UserError(e.what());
   } catch (...) {
     st.set_run_status(run_id, "failed");
     throw;
@@ -438,6 +471,11 @@ void verify_end_to_end(Context& ctx, const std::vector<artifact::Module>& module
                        RunDir& run_dir) {
   spdlog::info("[5/5] verifying end to end on fresh seeds {}", fmt::join(ctx.options.final_seeds, ","));
   rep.end_to_end = final_check(ctx, run_dir);
+  if (!rep.end_to_end.passed && run_dir.any_optimized()) {  // not a success, even if the baseline passes below
+    const bool ran = rep.end_to_end.ran;
+    rep.reverted_check = {{"outcome", ran ? "did not pass" : "could not run"},
+                          {"why", ran ? rep.end_to_end.why : rep.end_to_end.failure}};
+  }
   if (rep.end_to_end.passed && run_dir.any_optimized() && rep.end_to_end.speedup.speedup < 1.0) {
     // verified per kernel, but the model as users call it is not measured faster: when unsure, keep the baseline
     rep.end_to_end.passed = false;
@@ -480,6 +518,8 @@ json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::
   ctx.continuing = continuing;
 
   const json prepared = validate_input(ctx, out);  // a Helion run: what its export said
+  run_dir.mark_validated();
+  if (ctx.llm) ctx.llm->preflight();  // a missing key or a dead endpoint: one line now, not per agent later
   const Capture cap = capture_modules(ctx, out);
   report::Report rep;
   rep.problem = o.problem.string();

@@ -36,9 +36,30 @@ struct SlistDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
 
+// The body as curl decodes it (CURLOPT_ACCEPT_ENCODING), kept up to `cap` bytes: a larger one aborts the
+// transfer (a short count is CURLE_WRITE_ERROR), so neither a huge answer nor a compressed bomb fills memory.
+struct BodySink {
+  std::string* body = nullptr;
+  size_t cap = 0;
+  bool over = false;
+};
+
 size_t on_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+  auto& sink = *static_cast<BodySink*>(user);
+  const size_t n = size * count;
+  if (sink.body->size() + n > sink.cap) {
+    sink.over = true;
+    return 0;
+  }
+  sink.body->append(data, n);
+  return n;
+}
+
+// libcurl speaks many protocols; an API is reached over HTTP(S) only, also after a redirect.
+constexpr const char* kProtocols = "http,https";
+
+std::string size_text(size_t bytes) {
+  return bytes % (size_t{1} << 20) == 0 ? fmt::format("{} MiB", bytes >> 20) : fmt::format("{} bytes", bytes);
 }
 
 // Called once per header line, status lines included; a new status line (after
@@ -83,22 +104,27 @@ bool is_retryable_curl_error(CURLcode code) {
 struct Attempt {
   CURLcode code = CURLE_OK;
   std::string error;  // curl's message when code != CURLE_OK
+  bool too_large = false;  // the body passed the cap (code is then CURLE_WRITE_ERROR)
   HttpResponse response;
 };
 
-Attempt attempt_once(const std::string& url, curl_slist* headers, const std::string& body, double timeout_s) {
+Attempt attempt_once(const std::string& url, curl_slist* headers, const std::string& body, double timeout_s,
+                     size_t max_body_bytes) {
   Attempt a;
+  BodySink sink{&a.response.body, max_body_bytes};
   std::unique_ptr<CURL, EasyDeleter> h(curl_easy_init());
   if (!h) throw ProviderError("libcurl: curl_easy_init failed");
   char error[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(h.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h.get(), CURLOPT_PROTOCOLS_STR, kProtocols);
+  curl_easy_setopt(h.get(), CURLOPT_REDIR_PROTOCOLS_STR, kProtocols);
   curl_easy_setopt(h.get(), CURLOPT_POST, 1L);
   curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, body.data());
   curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &a.response.body);
+  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &a.response.headers);
   curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM-based DNS timeouts
@@ -109,6 +135,7 @@ Attempt attempt_once(const std::string& url, curl_slist* headers, const std::str
     curl_easy_setopt(h.get(), CURLOPT_CONNECTTIMEOUT_MS, std::min(ms, 30000L));
   }
   a.code = curl_easy_perform(h.get());
+  a.too_large = sink.over;
   if (a.code != CURLE_OK) {
     a.error = error[0] ? error : curl_easy_strerror(a.code);
     return a;
@@ -119,8 +146,25 @@ Attempt attempt_once(const std::string& url, curl_slist* headers, const std::str
 
 }  // namespace
 
-HttpClient::HttpClient(RetryPolicy retry, int max_concurrency) : retry_(retry), limit_(max_concurrency) {
+HttpClient::HttpClient(RetryPolicy retry, int max_concurrency, size_t max_body_bytes)
+    : retry_(retry), limit_(max_concurrency), max_body_bytes_(max_body_bytes) {
   curl_init_once();
+}
+
+std::string HttpClient::probe(const std::string& url, double timeout_s) const {
+  std::unique_ptr<CURL, EasyDeleter> h(curl_easy_init());
+  if (!h) return "libcurl: curl_easy_init failed";
+  char error[CURL_ERROR_SIZE] = {};
+  curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(h.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h.get(), CURLOPT_PROTOCOLS_STR, kProtocols);
+  curl_easy_setopt(h.get(), CURLOPT_CONNECT_ONLY, 1L);  // the connection (and TLS) only: no request, no tokens
+  curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
+  const long ms = static_cast<long>(std::ceil(std::min(timeout_s > 0 ? timeout_s : kMaxSeconds, kMaxSeconds) * 1000));
+  curl_easy_setopt(h.get(), CURLOPT_CONNECTTIMEOUT_MS, ms);
+  const CURLcode code = curl_easy_perform(h.get());
+  if (code == CURLE_OK) return "";
+  return fmt::format("cannot reach {}: {}", url, error[0] ? error : curl_easy_strerror(code));
 }
 
 HttpResponse HttpClient::post_json(const std::string& url, const HttpHeaders& headers, const std::string& body,
@@ -141,7 +185,11 @@ HttpResponse HttpClient::post_json(const std::string& url, const HttpHeaders& he
     Attempt a;
     {
       ConcurrencyLimit::Slot slot = limit_.acquire();
-      a = attempt_once(url, list.get(), body, timeout_s);
+      a = attempt_once(url, list.get(), body, timeout_s, max_body_bytes_);
+    }
+    if (a.too_large) {  // the same answer again would be as large: not retried
+      throw ProviderError(fmt::format("POST {}: response body over {} (max_response_mb)", url,
+                                      size_text(max_body_bytes_)));
     }
     const bool connection_failed = a.code != CURLE_OK;
     const bool retryable = connection_failed ? is_retryable_curl_error(a.code) : is_retryable_status(a.response.status);

@@ -2,7 +2,9 @@
 /// The LLM layer's one HTTP transport (libcurl): POST a JSON body, get the
 /// status, body and headers back, retrying transient failures (408, 429, 5xx,
 /// connection errors) with backoff or the server's Retry-After, and never
-/// sending more than max_concurrency requests at once.
+/// sending more than max_concurrency requests at once. Only http:// and
+/// https:// URLs are followed (redirects included), and a response body is
+/// read up to a cap, counted after decoding.
 ///
 /// Contract: post_json is thread-safe. It returns the last response it got,
 /// whatever its status (callers judge 4xx and exhausted 5xx); it throws
@@ -11,6 +13,7 @@
 /// errors name the URL, which therefore must not hold secrets.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,8 +39,14 @@ struct HttpResponse {
 
 class HttpClient {
  public:
-  /// max_concurrency >= 1: requests in flight at once over all threads.
-  HttpClient(RetryPolicy retry, int max_concurrency);
+  /// max_concurrency >= 1: requests in flight at once over all threads. max_body_bytes: the largest
+  /// response body read, counted decoded (after gzip and the like); a larger one is a ProviderError,
+  /// not retried.
+  HttpClient(RetryPolicy retry, int max_concurrency, size_t max_body_bytes = size_t{8} << 20);
+
+  /// Connects to url's host (TCP, and TLS for https) without sending a request, once, no retries, within
+  /// timeout_s: "" when it connected, else one line naming the URL and what failed.
+  std::string probe(const std::string& url, double timeout_s) const;
 
   /// POSTs body (Content-Type: application/json) to url with headers.
   /// timeout_s bounds each attempt (connection included; <= 0 = no limit);
@@ -53,6 +62,7 @@ class HttpClient {
  private:
   const RetryPolicy retry_;
   ConcurrencyLimit limit_;
+  const size_t max_body_bytes_;
   mutable std::mutex stats_mutex_;
   std::vector<double> last_retry_delays_;
 };

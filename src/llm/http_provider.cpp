@@ -1,6 +1,7 @@
 // Shared request/response flow of the HTTP providers.
 #include "llm/http_provider.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 
@@ -35,7 +36,7 @@ std::string api_error_detail(std::string_view body) {
 }
 
 HttpProvider::HttpProvider(const ProviderSpec& spec)
-    : spec_(spec), http_(spec.retry, spec.max_concurrency) {
+    : spec_(spec), http_(spec.retry, spec.max_concurrency, spec.max_response_bytes) {
   if (spec.api_key_env.empty()) return;
   const char* key = std::getenv(spec.api_key_env.c_str());
   if (!key || !*key)
@@ -44,6 +45,13 @@ HttpProvider::HttpProvider(const ProviderSpec& spec)
         "another variable, or api_key_env= to send none)",
         spec.name(), spec.api_key_env));
   key_ = key;
+}
+
+std::string HttpProvider::unreachable() const {
+  constexpr double kProbeTimeoutS = 10;  // a live endpoint connects in well under a second
+  const double timeout_s = spec_.timeout_s > 0 ? std::min(kProbeTimeoutS, spec_.timeout_s) : kProbeTimeoutS;
+  const std::string why = http_.probe(endpoint(), timeout_s);
+  return why.empty() ? why : redact(fmt::format("{}: {}", name(), why), key_);
 }
 
 ChatResponse HttpProvider::complete(const ChatRequest& request) {

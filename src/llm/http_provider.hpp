@@ -28,6 +28,8 @@ class HttpProvider : public Provider {
  public:
   ChatResponse complete(const ChatRequest& request) final;
   std::string name() const final { return spec_.name(); }
+  /// Connects to the endpoint's host once (no request, no tokens); the key was checked at construction.
+  std::string unreachable() const final;
   /// Seconds slept before each retry of the request that finished last.
   std::vector<double> last_retry_delays() const { return http_.last_retry_delays(); }
   const ProviderSpec& spec() const { return spec_; }

@@ -23,6 +23,9 @@ class Provider {
   /// "scheme:target" as in the spec it was made from, e.g. "openai:gpt-4.1"
   /// (a cache key part: stable, and free of secrets).
   virtual std::string name() const = 0;
+  /// Why the provider cannot be reached now, in one line ("" = it can, or there is nothing to reach: a
+  /// command, a relay directory). Asked once before a run's capture; spends no tokens.
+  virtual std::string unreachable() const { return ""; }
 };
 
 }  // namespace kernelopt::llm

@@ -28,11 +28,18 @@ constexpr double kRelayTimeoutS = 0;
 
 bool is_http(const std::string& scheme) { return scheme == "openai" || scheme == "anthropic"; }
 
+// The providers speak HTTP(S) only (libcurl is also told so): a file:// or other URL would read what is not an API.
+bool is_http_url(const std::string& url) {
+  std::string head = url.substr(0, 8);
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
+  return head.rfind("http://", 0) == 0 || head.rfind("https://", 0) == 0;
+}
+
 bool option_applies(const std::string& scheme, const std::string& key) {
   if (key == "timeout_s" || key == "price_input_per_mtok" || key == "price_output_per_mtok") return true;
   if (key == "max_concurrency") return scheme != "relay";
   if (key == "base_url" || key == "api_key_env" || key == "max_retries" || key == "retry_base_delay_s" ||
-      key == "retry_after_cap_s")
+      key == "retry_after_cap_s" || key == "max_response_mb")
     return is_http(scheme);
   return false;
 }
@@ -71,6 +78,8 @@ void apply_option(ProviderSpec& spec, const std::string& option) {
     throw std::invalid_argument(fmt::format("LLM option '{}' does not apply to {} providers", key, spec.scheme));
   if (key == "base_url") {
     if (value.empty()) throw std::invalid_argument("LLM option base_url: empty URL");
+    if (!is_http_url(value))
+      throw std::invalid_argument(fmt::format("LLM option base_url: '{}' must start with http:// or https://", value));
     spec.base_url = value;
     while (spec.base_url.size() > 1 && spec.base_url.back() == '/') spec.base_url.pop_back();
   } else if (key == "api_key_env") {
@@ -85,6 +94,8 @@ void apply_option(ProviderSpec& spec, const std::string& option) {
     spec.retry.base_delay_s = parse_number(key, value);
   } else if (key == "retry_after_cap_s") {
     spec.retry.retry_after_cap_s = parse_number(key, value);
+  } else if (key == "max_response_mb") {
+    spec.max_response_bytes = static_cast<size_t>(parse_int(key, value, 1)) << 20;
   } else if (key == "price_input_per_mtok") {
     spec.pricing.usd_per_mtok_input = parse_number(key, value);
   } else if (key == "price_output_per_mtok") {

@@ -10,7 +10,7 @@
 ///   relay:DIR         writes DIR/requests/<hash>.json, reads DIR/answers/<hash>.txt|.json (or <tag>.txt|.json)
 ///
 /// Options (each scheme accepts only those it uses; others are an error):
-///   base_url=URL             openai, anthropic (default: the vendor's API)
+///   base_url=URL             openai, anthropic (default: the vendor's API); http:// or https:// only
 ///   api_key_env=NAME         openai, anthropic: variable holding the key
 ///                            (default OPENAI_API_KEY / ANTHROPIC_API_KEY; empty = send no key)
 ///   timeout_s=S              all: per HTTP attempt (default 300), per command run
@@ -19,6 +19,8 @@
 ///   retry_base_delay_s=S     openai, anthropic (default 1)
 ///   retry_after_cap_s=S      openai, anthropic (default 60)
 ///   max_concurrency=N        openai, anthropic, exec (default 4)
+///   max_response_mb=N        openai, anthropic: the largest answer read, decoded (default 8); a larger
+///                            one is a provider error (the run goes on offline)
 ///   price_input_per_mtok=USD, price_output_per_mtok=USD   all (default 0)
 ///
 /// Contract: parse_spec throws std::invalid_argument with a one-line message
@@ -27,6 +29,7 @@
 /// variable is unset; the message names the variable, never a value.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +40,10 @@
 
 namespace kernelopt::llm {
 
+/// The largest LLM answer read by default, decoded: far above any chat completion (a long kernel answer is
+/// ~100 KB), far below what would hurt the engine's memory.
+inline constexpr size_t kDefaultMaxResponseBytes = size_t{8} << 20;
+
 struct ProviderSpec {
   std::string scheme;       ///< "openai", "anthropic", "exec" or "relay"
   std::string target;       ///< the model, the shell command, or the relay directory
@@ -45,6 +52,7 @@ struct ProviderSpec {
   double timeout_s = 0;     ///< s, per HTTP attempt / command run / relay wait (0 = no limit; relay: no wait)
   int max_concurrency = 4;  ///< requests or commands in flight at once (>= 1)
   RetryPolicy retry;        ///< HTTP retries (openai, anthropic)
+  size_t max_response_bytes = kDefaultMaxResponseBytes;  ///< HTTP answers: a larger decoded body is an error
   Pricing pricing;          ///< USD per 1M tokens, for ChatResponse::cost_usd
 
   /// "scheme:target", the Provider::name() of what make_provider builds.

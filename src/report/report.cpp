@@ -190,7 +190,7 @@ json to_json(const Report& r) {
   return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
           {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
-          {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library},
+          {"reverted_check", r.reverted_check}, {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library},
           {"problem_work", r.problem_work}, {"cost", cost}, {"memory", memory}};
 }
 

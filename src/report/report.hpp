@@ -105,6 +105,9 @@ struct Report {
   EndToEnd end_to_end;
   bool improved = false;
   std::string reverted_why;      ///< set when the end-to-end check undid the optimized modules
+  /// When the optimized modules' own end-to-end check did not pass or could not run (they were reverted):
+  /// {"outcome": "did not pass" | "could not run", "why"}; null otherwise (also when reverted as not faster).
+  nlohmann::json reverted_check;
   std::string input_kind = "module";  ///< module | triton | helion
   nlohmann::json helion;              ///< helion: the kernel, its config and the exported Triton file (else null)
   nlohmann::json llm;            ///< LLM use: providers, requests, tokens, cost, fallbacks; null when offline

@@ -22,7 +22,7 @@ constexpr int kWalRetryMs = 20;        // between attempts to switch a new store
     msg += sql;
     msg += "]";
   }
-  throw StoreError(msg);
+  throw StoreError(msg, db ? (sqlite3_errcode(db) & 0xff) : SQLITE_NOMEM);
 }
 
 std::string query_text(Database& db, const std::string& sql) {

@@ -23,7 +23,12 @@ namespace kernelopt::store {
 /// Any failure of the store: open, prepare, bind, step, schema, missing rows.
 class StoreError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit StoreError(const std::string& what, int sqlite_code = 0) : std::runtime_error(what), code_(sqlite_code) {}
+  /// SQLite's primary result code of the failure (SQLITE_CORRUPT, SQLITE_NOTADB, ...); 0 = not SQLite's.
+  int sqlite_code() const { return code_; }
+
+ private:
+  int code_ = 0;
 };
 
 class Statement;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include <sqlite3.h>
+
 #include "store/json_columns.hpp"
 #include "store/schema.hpp"
 
@@ -94,14 +96,40 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-Store Store::open(const std::filesystem::path& db_path) {
+namespace {
+
+/// SQLite's words in a StoreError message ("sqlite: exec failed: database disk image is malformed [SQL: ...]"):
+/// what follows the last "failed: ", up to the SQL.
+std::string reason(const std::string& message) {
+  std::string text = message.substr(0, message.find(" [SQL: "));
+  const size_t at = text.rfind(": ");
+  return at == std::string::npos ? text : text.substr(at + 2);
+}
+
+}  // namespace
+
+Store Store::open(const std::filesystem::path& db_path, bool verify) {
   const auto parent = db_path.parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent))
     throw StoreError("store: cannot open '" + db_path.string() + "': directory '" + parent.string() +
                      "' does not exist");
-  Database db = Database::open(db_path);
-  migrate(db);
-  return Store(std::move(db));
+  try {
+    Database db = Database::open(db_path);
+    if (verify) {
+      // every page read once (SQLite's quick_check): a truncated file shows now, not mid-run
+      Statement check = db.prepare("PRAGMA quick_check(1)");
+      if (check.step() && check.column_text(0) != "ok") throw StoreError(check.column_text(0), SQLITE_CORRUPT);
+    }
+    migrate(db);
+    return Store(std::move(db));
+  } catch (const StoreError& e) {
+    if (e.sqlite_code() != SQLITE_CORRUPT && e.sqlite_code() != SQLITE_NOTADB) throw;
+    throw StoreError(db_path.string() + ": damaged or not a kernelopt store (" + reason(e.what()) +
+                         "); move it aside (mv " + db_path.string() + " " + db_path.string() +
+                         ".damaged) to start a new store: the verdicts and timings it holds are lost, the kernel "
+                         "library (a file of its own) is not",
+                     e.sqlite_code());
+  }
 }
 
 // --- runs -------------------------------------------------------------------

@@ -102,8 +102,10 @@ std::string utc_now_iso8601();
 class Store {
  public:
   /// Opens or creates the database at `db_path` and migrates its schema.
-  /// The parent directory must exist (StoreError naming the path otherwise).
-  static Store open(const std::filesystem::path& db_path);
+  /// The parent directory must exist (StoreError naming the path otherwise). A file that is damaged or
+  /// not a database is a StoreError naming the path and how to recover (move it aside: its verdicts are
+  /// lost, the kernel library, a file of its own, is not); so is one that fails `verify`.
+  static Store open(const std::filesystem::path& db_path, bool verify = false);
 
   Store(Store&&) noexcept = default;
   Store& operator=(Store&&) noexcept = default;

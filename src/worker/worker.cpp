@@ -22,6 +22,16 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// `python -m kernelopt.worker` would put the current directory first on sys.path, and a torch.py, triton.py or
+// kernelopt.py there would run in the worker. Under -c, sys.path[0] is '' (the current directory): dropped
+// before anything is imported (-P would do it, but only from Python 3.11 on), then the package runs as -m runs it.
+constexpr const char* kWorkerMain =
+    "import sys\n"
+    "if sys.path and sys.path[0] == '':\n"
+    "    del sys.path[0]\n"
+    "import runpy\n"
+    "runpy.run_module('kernelopt.worker', run_name='__main__', alter_sys=True)\n";
+
 void set_env(util::EnvVars& env, const std::string& key, const std::string& value) {
   for (auto& kv : env)
     if (kv.first == key) {
@@ -149,13 +159,15 @@ void Worker::start() {
                                                 : options_.python_path + ":" + existing);
   }
   if (!options_.visible_devices.empty()) set_env(env, "CUDA_VISIBLE_DEVICES", options_.visible_devices);
+  // stderr is a log file: the worker writes each failed op's traceback there (the engine shows one line)
+  set_env(env, "KERNELOPT_WORKER_LOG", options_.log_path.empty() ? "0" : "1");
   try {
     if (!options_.log_path.empty()) {
       auto dir = std::filesystem::path(options_.log_path).parent_path();
       if (!dir.empty()) util::ensure_dir(dir);
     }
-    proc_ = std::make_unique<util::Subprocess>(
-        std::vector<std::string>{options_.python, "-m", "kernelopt.worker"}, env, options_.log_path);
+    proc_ = std::make_unique<util::Subprocess>(std::vector<std::string>{options_.python, "-c", kWorkerMain}, env,
+                                               options_.log_path);
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("{}: {}", name(), e.what()));
   }

@@ -1,5 +1,6 @@
 /// \file
-/// The engine's client for the Python worker (`python -m kernelopt.worker`),
+/// The engine's client for the Python worker (kernelopt.worker.server, started so that
+/// nothing is imported from the current directory),
 /// the only process that touches PyTorch/Triton. One request at a time over
 /// JSON lines (protocol: python/kernelopt/worker/server.py). Failures come back
 /// as data: an op that raises is Status::error; a hang or a dead worker is

@@ -6,6 +6,7 @@ a GPU, so they read the same with or without one; the no-GPU case needs a machin
 """
 import os
 import re
+import signal
 import subprocess
 import textwrap
 
@@ -144,19 +145,28 @@ def test_out_dir_with_unrelated_files(cli, tmp_path):
     assert (out / "keep.txt").read_bytes() == b"my notes\n"
 
 
-def test_out_dir_holding_a_run_of_another_model(cli, tmp_path):
-    first = write(tmp_path, GOOD, name="first.py")
-    if _cuda_available():  # a real run would take minutes there; a run that fails leaves its marker too
-        first.write_text(GOOD.replace("return [torch.randn(8, 32)]", "raise ValueError('stop early')"))
+def test_out_dir_holding_a_run_of_another_model(kernelopt, cli, tmp_path):
+    # a run that got past validation claims its directory: a standalone kernel file, stopped once capturing
+    first = tmp_path / "first.py"
+    first.write_text(open(os.path.join(ROOT, "tests", "adversarial", "targets", "gelu_special.py")).read())
     out = tmp_path / "run"
-    proc = cli("optimize", first, "--out", out)
-    assert proc.returncode != 0
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.Popen([kernelopt, "optimize-kernel", str(first), "--out", str(out), "--workspace",
+                             str(tmp_path / "ws"), "--device", "cpu"], cwd=tmp_path, env=env,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for line in proc.stderr:
+            if "[1/5] capturing" in line:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     marker = out / "kernelopt-run.json"
-    assert marker.is_file(), proc.stderr
+    assert marker.is_file()
     before = {p: (out / p).read_bytes() for p in ["kernelopt-run.json"]}
     listing = sorted(os.listdir(out))
 
-    second = write(tmp_path, GOOD.replace("dim=-1", "dim=0"), name="second.py")
+    second = write(tmp_path, GOOD, name="second.py")
     proc = cli("optimize", second, "--out", out)
     one_error_line(proc, str(out), "different problem", str(first))
     assert {p: (out / p).read_bytes() for p in before} == before
@@ -198,6 +208,11 @@ def test_out_path_is_a_regular_file(cli, tmp_path):
     (["--gpus", "2", "--device", "cuda:1"], ["--gpus 2 with --device cuda:1"]),
     (["--device", "tpu"], ["--device", "must be cuda, cuda:N or cpu, got tpu"]),
     (["--device", "cuda:x"], ["--device", "got cuda:x"]),
+    (["--atol", "inf"], ["--atol", "must be a finite number", "inf"]),
+    (["--rtol", "inf"], ["--rtol", "must be a finite number", "inf"]),
+    (["--atol", "1e400"], ["--atol", "must be a finite number", "1e400"]),
+    (["--llm", "openai:m", "--llm-base-url", "file:///etc/passwd?"], ["base_url", "http:// or https://"]),
+    (["--llm", "openai:m", "--llm-option", "base_url=gopher://example.com"], ["base_url", "http:// or https://"]),
 ])
 def test_bad_option_values(cli, tmp_path, args, needles):
     path = write(tmp_path, GOOD)
@@ -218,6 +233,22 @@ def test_mistyped_command_is_named_with_the_commands_there_are(cli):
 def test_a_directory_as_the_model_says_it_is_a_directory(cli, tmp_path):
     proc = cli("optimize", tmp_path, "--out", tmp_path / "run")
     one_error_line(proc, str(tmp_path), "a directory, not a Python file")
+    assert not (tmp_path / "run").exists()
+
+
+def test_bench_device_is_checked_as_optimize_checks_it(cli, tmp_path):
+    (tmp_path / "problems").mkdir()
+    proc = cli("bench", tmp_path / "problems", "--out", tmp_path / "bench", "--device", "tpu")
+    one_error_line(proc, "--device", "must be cuda, cuda:N or cpu, got tpu")
+    assert not (tmp_path / "bench").exists()
+
+
+def test_a_kernelopt_pythonpath_that_does_not_exist_is_an_error(kernelopt, tmp_path):
+    path = write(tmp_path, GOOD)
+    env = dict(os.environ, KERNELOPT_PYTHONPATH=str(tmp_path / "nonexistent"))
+    proc = subprocess.run([kernelopt, "optimize", str(path), "--out", str(tmp_path / "run"), "--workspace",
+                           str(tmp_path / "ws")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    one_error_line(proc, "KERNELOPT_PYTHONPATH", str(tmp_path / "nonexistent"), "python/ directory")
     assert not (tmp_path / "run").exists()
 
 

@@ -2,7 +2,11 @@
 on the CPU under TRITON_INTERPRET=1: the engine killed with SIGKILL mid-run and `kernelopt resume`
 finishing it (nothing verified lost or verified twice, the store intact); the worker killed with
 SIGKILL mid-request (restarted, the run finishes); two runs on one workspace at once (both
-finish); an unwritable run directory (one clear line, the store untouched).
+finish); an unwritable run directory (one clear line, the store untouched). Then what issue 20
+found as a new user would: two runs into one run directory (locked), a start that failed validation
+(claims nothing), a damaged store, workspace, report.json or options.json (one line naming it), the
+worker and the current directory, a bad reference(), a worker killed during the end-to-end check,
+the LLM set-up checked before capture, Ctrl-C and `resume` of a finished run.
 
 The runs optimize tests/adversarial/targets/gelu_special.py, the Coder answered by a relay
 provider with a correct rewrite and two wrong ones. Not timed: a kill lands wherever the run
@@ -197,3 +201,271 @@ def test_unwritable_run_dir_is_one_clear_line_and_leaves_the_store_intact(kernel
     assert not os.path.exists(out)
     assert integrity(db) == "ok"
     assert "\n".join(sqlite3.connect(db).iterdump()) == dump_before, "the failed run changed the store"
+
+
+# --- issue 20: what a new user meets (one run directory, a damaged workspace, signals, the LLM set-up) --------
+
+def kernel_argv(kernelopt, file, out, workspace, *extra):
+    """optimize-kernel of a standalone file with the offline Tuner and one config: the cheapest real run."""
+    return [kernelopt, "optimize-kernel", str(file), "--out", str(out), "--workspace", str(workspace), "--device",
+            "cpu", "--budget", "1", "--trials", "10", "--timeout", "300", *extra]
+
+
+def start(args, cwd, env=ENV):
+    return subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def read_until(proc, needle):
+    """proc's stderr lines up to the first holding needle; fails if proc's stderr ends first."""
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if needle in line:
+            return seen
+    proc.wait()
+    pytest.fail(f"{needle!r} never came (exit {proc.returncode}); stderr:\n{''.join(seen)[-3000:]}")
+
+
+def stop(proc):
+    """SIGKILL to proc's session (the engine; its worker dies with it), then reaped."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+
+
+def one_line(proc, code=2):
+    assert proc.returncode == code, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    return proc.stderr.rstrip("\n")
+
+
+def run_cli(args, cwd, env=ENV, timeout=300):
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_live_run_directory_is_locked_and_a_dead_runs_lock_is_taken_over(kernelopt, tmp_path):
+    out, ws = tmp_path / "r", tmp_path / "ws"
+    args = kernel_argv(kernelopt, TARGET, out, ws)
+    first = start(args, tmp_path)
+    try:
+        read_until(first, "[1/5] capturing")
+        for second in (args, [kernelopt, "resume", str(out)]):
+            line = one_line(run_cli(second, tmp_path, timeout=120))
+            assert line == f"kernelopt: error: {out}: a run is in progress there (pid {first.pid})", line
+    finally:
+        stop(first)
+    # the first run was killed: its lock is stale, and the next run takes it over and continues that run
+    third = start(args, tmp_path)
+    try:
+        lines = read_until(third, "[1/5] capturing")
+    finally:
+        stop(third)
+    assert any("continuing run" in line for line in lines), lines
+    assert rows(ws / "store.db", "SELECT COUNT(*) FROM runs")[0][0] == 1
+
+
+def test_the_worker_imports_nothing_from_the_current_directory(kernelopt, tmp_path):
+    marker = tmp_path / "imported.marker"
+    for name in ("torch", "triton", "kernelopt"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write('{name}\\n')\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text(open(TARGET).read().replace("def launch(x):", "def launch(x:"))
+    proc = run_cli(kernel_argv(kernelopt, broken, tmp_path / "run", tmp_path / "ws"), tmp_path)
+    assert not marker.exists(), f"the worker imported {marker.read_text().split()} from the current directory"
+    assert one_line(proc).startswith(f"kernelopt: error: {broken}:"), proc.stderr
+    assert "syntax error" in proc.stderr
+
+
+def test_optimize_of_a_module_on_the_cpu_says_inductor_writes_no_triton_kernel_there(kernelopt, tmp_path):
+    proc = run_cli([kernelopt, "optimize", os.path.join(ROOT, "examples", "softmax.py"), "--out",
+                    str(tmp_path / "run"), "--workspace", str(tmp_path / "ws"), "--device", "cpu"], tmp_path)
+    line = one_line(proc)
+    assert "Inductor writes C++ kernels on a CPU" in line and "no Triton kernel to optimize" in line, line
+
+
+def test_worker_errors_and_their_tracebacks_go_to_the_worker_log(kernelopt, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(open(TARGET).read().replace("x = torch.randn(N) * 3", "raise ValueError('no inputs today')"))
+    out = tmp_path / "run"
+    line = one_line(run_cli(kernel_argv(kernelopt, bad, out, tmp_path / "ws"), tmp_path))
+    assert "get_inputs() raised ValueError: no inputs today" in line, line
+    log = (out / "logs" / "worker.log").read_text()
+    assert "Traceback (most recent call last)" in log and "no inputs today" in log, log
+
+
+@pytest.mark.parametrize("body, needle", [
+    ("raise RuntimeError('reference is broken')", "reference(*get_inputs()) raised RuntimeError: reference is broken"),
+    ("return x[:10]", "reference() returned shapes [[10]], launch() [[300]]"),
+])
+def test_a_bad_reference_fails_before_the_search_in_one_line(kernelopt, tmp_path, body, needle):
+    file = tmp_path / "kernel.py"
+    file.write_text(open(TARGET).read().replace('return torch.nn.functional.gelu(x, approximate="tanh")', body))
+    line = one_line(run_cli(kernel_argv(kernelopt, file, tmp_path / "run", tmp_path / "ws"), tmp_path, timeout=900))
+    assert line.startswith(f"kernelopt: error: {file}: ") and needle in line, line
+
+
+def test_a_worker_killed_during_the_end_to_end_check_exits_4_with_one_line(kernelopt, tmp_path):
+    out, ws = tmp_path / "run", tmp_path / "ws"
+    proc = start(argv(kernelopt, out, ws, relay_dir(tmp_path)), tmp_path)
+    # the line comes as the request goes out; the check then runs for seconds (three seeds, timed trials)
+    read_until(proc, "[5/5] verifying end to end")
+    pids = worker_pids(proc.pid)
+    assert len(pids) == 1, pids
+    os.kill(pids[0], signal.SIGKILL)
+    _, rest = proc.communicate(timeout=900)
+    assert proc.returncode == 4, rest[-4000:]
+    last = rest.strip().splitlines()[-1]
+    assert last.startswith("kernelopt: the end-to-end check of the optimized kernels could not run ("), last
+    assert "died during op 'final_check'" in last and last.endswith("; the baseline was kept"), last
+    assert sum(line.startswith("kernelopt: ") for line in rest.splitlines()) == 1, rest[-4000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["summary"]["improved"] is False, "the optimized kernels were never verified: the baseline must stay"
+    assert report["reverted_check"]["outcome"] == "could not run", report["reverted_check"]
+    assert report["end_to_end"]["passed"], report["end_to_end"]  # the baseline, checked again by a fresh worker
+
+
+def test_a_start_that_fails_validation_does_not_claim_the_directory(kernelopt, tmp_path):
+    file, out, ws = tmp_path / "kernel.py", tmp_path / "run", tmp_path / "ws"
+    good = open(TARGET).read()
+    file.write_text(good.replace("def launch(x):", "def launch(x:"))
+    assert "syntax error" in one_line(run_cli(kernel_argv(kernelopt, file, out, ws), tmp_path))
+    file.write_text(good)  # fixed: the same path, another content
+    fixed = start(kernel_argv(kernelopt, file, out, ws), tmp_path)
+    try:
+        read_until(fixed, "[1/5] capturing")
+    finally:
+        stop(fixed)
+
+
+@pytest.mark.parametrize("what", ["library", "workspace"])
+def test_a_failed_library_or_workspace_check_leaves_no_run_directory(kernelopt, tmp_path, what):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    extra = ["--library", str(notes)] if what == "library" else []
+    ws = notes if what == "workspace" else tmp_path / "ws"
+    line = one_line(run_cli(kernel_argv(kernelopt, TARGET, tmp_path / "run", ws, *extra), tmp_path))
+    assert line.startswith(f"kernelopt: error: {notes}: "), line
+    assert not (tmp_path / "run").exists()
+    assert notes.read_text() == "my notes\n"
+
+
+def test_a_damaged_store_is_named_with_how_to_recover(kernelopt, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    con = sqlite3.connect(ws / "store.db")  # a store with a few pages, then cut in the middle of one
+    con.execute("CREATE TABLE t(x)")
+    con.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 100)
+    con.commit()
+    con.close()
+    data = (ws / "store.db").read_bytes()
+    (ws / "store.db").write_bytes(data[:len(data) // 2 + 100])
+    damaged = (ws / "store.db").read_bytes()
+    line = one_line(run_cli(kernel_argv(kernelopt, TARGET, tmp_path / "run", ws), tmp_path))
+    assert line.startswith(f"kernelopt: error: {ws / 'store.db'}: "), line
+    assert "move it aside" in line and "library" in line, line
+    assert (ws / "store.db").read_bytes() == damaged
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unwritable_workspace_is_one_line(kernelopt, tmp_path):
+    if os.geteuid() == 0:  # root writes through permission bits
+        ws = "/proc/kernelopt-unwritable-ws"
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        os.chmod(locked, 0o555)
+        ws = str(locked / "ws")
+    line = one_line(run_cli(kernel_argv(kernelopt, TARGET, tmp_path / "run", ws), tmp_path))
+    assert line.startswith(f"kernelopt: error: {ws}: "), line
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("text", ['{"modules": [{"index": 0, "module_ms"', '{"modules": [{"index": "zero"}]}'],
+                         ids=["truncated", "wrong-type"])
+def test_inspect_of_a_damaged_report_names_the_file(kernelopt, tmp_path, text):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "report.json").write_text(text)
+    line = one_line(run_cli([kernelopt, "inspect", str(run)], tmp_path))
+    assert line.startswith(f"kernelopt: error: {run / 'report.json'}: "), line
+    assert "json.exception" not in line, line
+
+
+OPTIONS = {"problem": TARGET, "workspace": "ws", "python": "python3", "device": "cpu", "seeds": [0, 1, 2],
+           "final_seeds": [1000, 1001, 1002], "atol": 1e-4, "rtol": 1e-4, "budget": 1, "gate_top_k": 3,
+           "screen_trials": 20, "gate_trials": 10, "request_timeout_s": 300, "final_error_ratio": 1.0,
+           "input_kind": "triton", "llm": None, "coder_candidates": 3, "repair_rounds": 2}
+
+
+@pytest.mark.parametrize("text, needle", [
+    (json.dumps(OPTIONS)[:60], "not valid JSON"),
+    (json.dumps(dict(OPTIONS, atol=None)), '"atol" has the wrong type (null)'),  # what an infinite --atol was saved as
+    (json.dumps({k: v for k, v in OPTIONS.items() if k != "seeds"}), '"seeds" is missing'),
+], ids=["truncated", "atol-null", "no-seeds"])
+def test_resume_with_a_damaged_options_file_names_the_file(kernelopt, tmp_path, text, needle):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "options.json").write_text(text)
+    line = one_line(run_cli([kernelopt, "resume", str(run)], tmp_path))
+    assert line.startswith(f"kernelopt: error: {run / 'options.json'}: ") and needle in line, line
+    assert "json.exception" not in line, line
+
+
+def closed_port_url():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_llm_set_up_is_checked_once_before_capture(kernelopt, tmp_path):
+    dead = closed_port_url()
+    llm = ["--llm", "openai:test-model", "--llm-option", f"base_url={dead}", "--llm-option",
+           "api_key_env=KERNELOPT_TEST_KEY"]
+    env = dict(ENV, KERNELOPT_TEST_KEY="sk-test-0123456789abcdef")
+    # --llm-required: an endpoint nobody answers, or a missing key, is an error before capture
+    line = one_line(run_cli(kernel_argv(kernelopt, TARGET, tmp_path / "a", tmp_path / "ws", *llm, "--llm-required"),
+                            tmp_path, env=env))
+    assert dead in line and "--llm-required" in line, line
+    line = one_line(run_cli(kernel_argv(kernelopt, TARGET, tmp_path / "b", tmp_path / "ws", *llm, "--llm-required"),
+                            tmp_path))
+    assert "KERNELOPT_TEST_KEY is not set" in line, line
+    assert "sk-test" not in line
+    # without it: one warning line, before capture, and the run goes on with the offline agents
+    proc = start(kernel_argv(kernelopt, TARGET, tmp_path / "c", tmp_path / "ws", *llm), tmp_path, env=env)
+    try:
+        lines = read_until(proc, "[1/5] capturing")
+    finally:
+        stop(proc)
+    warned = [line for line in lines if dead in line]
+    assert len(warned) == 1 and "offline" in warned[0], lines
+
+
+def test_sigint_leaves_one_message_and_the_run_resumable_and_a_finished_run_is_left_alone(kernelopt, tmp_path):
+    out, ws, relay = tmp_path / "run", tmp_path / "ws", relay_dir(tmp_path)
+    db = ws / "store.db"
+    proc = start(argv(kernelopt, out, ws, relay), tmp_path)
+    wait_for(lambda: db.exists() and any(v[2] == "correctness" for v in verdicts(db)), proc, "a gate-2 verdict")
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the foreground process group
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-4000:]
+    assert stderr.splitlines()[-1] == f"kernelopt: interrupted; continue with: kernelopt resume {out}", stderr[-4000:]
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr and stderr.count("interrupted") == 1
+
+    resumed = run_cli([kernelopt, "resume", str(out)], tmp_path, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr[-4000:]
+    assert "continuing run" in resumed.stderr
+    report, count = (out / "report.json").read_bytes(), len(verdicts(db))
+
+    again = run_cli([kernelopt, "resume", str(out)], tmp_path)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert f"{out}: this run is finished" in again.stderr, again.stderr
+    assert "[1/5]" not in again.stderr
+    assert (out / "report.json").read_bytes() == report and len(verdicts(db)) == count
+
+    # inspect reads a standalone run back (its module is the kernel file, not an Inductor output module)
+    inspect = run_cli([kernelopt, "inspect", str(out)], tmp_path)
+    assert inspect.returncode == 0, inspect.stderr
+    assert "gelu_kernel" in inspect.stdout and "Launches" in inspect.stdout, inspect.stdout

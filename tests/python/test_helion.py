@@ -89,6 +89,11 @@ def test_helion_rms_norm_through_the_gates_keeps_the_helion_call_signature(kerne
     if kernel["outcome"]["winner_origin"] == "coder" and report["summary"]["improved"]:
         assert "1.0 / tl.sqrt" in text, "the kept rewrite is not in the optimized file"
 
+    # inspect reads the run back: its module is the exported Triton file, not an Inductor output module
+    inspect = subprocess.run([kernelopt, "inspect", str(out)], env=ENV, capture_output=True, text=True, timeout=300)
+    assert inspect.returncode == 0, inspect.stderr
+    assert kernel["name"] in inspect.stdout and "Triton sub-kernels (1)" in inspect.stdout, inspect.stdout
+
 
 def test_helion_kernel_gets_launch_configs_from_the_offline_tuner(kernelopt, tmp_path):
     """No LLM: the offline Tuner tries other num_warps than Helion's config passes to its launcher

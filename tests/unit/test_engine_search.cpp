@@ -124,7 +124,9 @@ class ReplayWorker final : public engine::WorkerLink {
       return failure(worker::Status::error, "exception", "no reply recorded for " + op);
     }
     worker::Reply reply = it->second(args);
-    if (reply.ok()) EXPECT_EQ(worker::protocol_violation(op, "result", reply.result), "") << reply.result.dump();
+    if (reply.ok()) {
+      EXPECT_EQ(worker::protocol_violation(op, "result", reply.result), "") << reply.result.dump();
+    }
     return reply;
   }
   std::vector<std::string> ops() const {

@@ -7,10 +7,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "llm/openai.hpp"
 #include "llm/spec.hpp"
@@ -215,4 +218,119 @@ TEST(LlmHttp, ConcurrencyLimitHolds) {
   EXPECT_EQ(requests.load(), 8);
   EXPECT_LE(max_seen.load(), 2);
   EXPECT_GE(max_seen.load(), 1);
+}
+
+namespace {
+
+// A valid chat completion whose answer is `chars` characters long.
+std::string long_answer(size_t chars) {
+  return R"({"choices":[{"message":{"role":"assistant","content":")" + std::string(chars, 'x') +
+         R"("}}],"usage":{"prompt_tokens":3,"completion_tokens":1}})";
+}
+
+// `bytes` zero bytes, gzip-compressed (a few KB per MB): a body that inflates far beyond its size on the wire.
+std::string gzip_of_zeros(size_t bytes) {
+  z_stream z{};
+  if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK) return "";
+  const std::string zeros(1 << 20, '\0');
+  std::string out;
+  char buf[1 << 16];
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(zeros.size(), bytes - done);
+    done += n;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zeros.data()));
+    z.avail_in = static_cast<uInt>(n);
+    const int flush = done == bytes ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buf);
+      z.avail_out = sizeof(buf);
+      deflate(&z, flush);
+      out.append(buf, sizeof(buf) - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  return out;
+}
+
+// A server answering every chat completion with `body` (sent as is, with `encoding` as Content-Encoding if set).
+std::unique_ptr<LoopbackServer> answering(std::string body, std::string encoding = "") {
+  auto shared = std::make_shared<const std::string>(std::move(body));
+  return std::make_unique<LoopbackServer>([shared, encoding](httplib::Server& s) {
+    s.Post("/v1/chat/completions", [shared, encoding](const httplib::Request&, httplib::Response& res) {
+      if (!encoding.empty()) res.set_header("Content-Encoding", encoding);
+      // octet-stream: cpp-httplib compresses only text-like types, so the body goes out as given
+      res.set_content(*shared, "application/octet-stream");
+    });
+  });
+}
+
+std::string error_of(Provider& provider) {
+  try {
+    provider.complete(hello());
+  } catch (const ProviderError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(LlmHttp, AnAnswerOverTheDefault8MiBIsAProviderError) {
+  auto server = answering(long_answer(12u << 20));
+  ASSERT_TRUE(server->ok());
+  auto provider = openai_at(*server);
+  const std::string m = error_of(*provider);
+  EXPECT_NE(m.find("response body over 8 MiB"), std::string::npos) << m;
+  EXPECT_NE(m.find("max_response_mb"), std::string::npos) << m;
+}
+
+TEST(LlmHttp, TheCapIsTheMaxResponseMbOption) {
+  auto server = answering(long_answer(2u << 20));
+  ASSERT_TRUE(server->ok());
+  EXPECT_EQ(openai_at(*server)->complete(hello()).text.size(), 2u << 20);  // under the default: answered
+  auto capped = openai_at(*server, {"max_response_mb=1"});
+  const std::string m = error_of(*capped);
+  EXPECT_NE(m.find("response body over 1 MiB"), std::string::npos) << m;
+}
+
+TEST(LlmHttp, TheCapCountsTheDecodedBytesOfACompressedAnswer) {
+  const std::string bomb = gzip_of_zeros(size_t{64} << 20);  // 64 MiB once inflated
+  ASSERT_GT(bomb.size(), 0u);
+  ASSERT_LT(bomb.size(), 8u << 20);  // under the cap on the wire
+  auto server = answering(bomb, "gzip");
+  ASSERT_TRUE(server->ok());
+  auto provider = openai_at(*server);
+  const std::string m = error_of(*provider);
+  EXPECT_NE(m.find("response body over 8 MiB"), std::string::npos) << m;
+}
+
+TEST(LlmHttp, OnlyHttpAndHttpsAreSpoken) {
+  char path[] = "/tmp/kernelopt-http-file-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "secret file\n", 12), 12);
+  ::close(fd);
+  HttpClient client(fast_retries(0), 1);
+  std::string m = "no error";
+  try {
+    HttpResponse r = client.post_json(std::string("file://") + path, {}, "{}", 5);
+    m = "answered with: " + r.body;
+  } catch (const ProviderError& e) {
+    m = e.what();
+  }
+  ::unlink(path);
+  EXPECT_EQ(m.find("secret file"), std::string::npos) << m;
+  EXPECT_NE(m.find("not supported or disabled"), std::string::npos) << m;
+}
+
+TEST(LlmHttp, ProbeReachesAServerAndNamesOneThatIsNotThere) {
+  LoopbackServer server([](httplib::Server&) {});
+  ASSERT_TRUE(server.ok());
+  HttpClient client(fast_retries(3), 1);
+  EXPECT_EQ(client.probe(server.url() + "/v1", 5), "");
+  const std::string closed = closed_url();
+  const std::string why = client.probe(closed + "/v1", 5);
+  EXPECT_NE(why.find("127.0.0.1"), std::string::npos) << why;
+  EXPECT_NE(why, "");
+  EXPECT_EQ(client.last_retry_delays().size(), 0u);  // one try, no retries
 }

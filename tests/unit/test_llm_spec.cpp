@@ -95,6 +95,22 @@ TEST(LlmSpec, BadSpecsAndOptions) {
   EXPECT_NE(invalid_message("openai:m", {"noequals"}).find("key=value"), std::string::npos);
 }
 
+TEST(LlmSpec, BaseUrlIsHttpOrHttps) {
+  for (const char* url : {"file:///etc/passwd?", "ftp://example.com/v1", "gopher://x", "example.com/v1", "HTTP:/x"}) {
+    const std::string m = invalid_message("openai:m", {std::string("base_url=") + url});
+    EXPECT_NE(m.find("must start with http:// or https://"), std::string::npos) << url << ": " << m;
+  }
+  EXPECT_EQ(parse_spec("openai:m", {"base_url=HTTPS://Example.com/v1/"}).base_url, "HTTPS://Example.com/v1");
+  EXPECT_EQ(parse_spec("anthropic:m", {"base_url=http://127.0.0.1:8000"}).base_url, "http://127.0.0.1:8000");
+}
+
+TEST(LlmSpec, MaxResponseMbDefaultsTo8AndIsAnOption) {
+  EXPECT_EQ(parse_spec("openai:m").max_response_bytes, size_t{8} << 20);
+  EXPECT_EQ(parse_spec("anthropic:m", {"max_response_mb=64"}).max_response_bytes, size_t{64} << 20);
+  EXPECT_NE(invalid_message("openai:m", {"max_response_mb=0"}).find("integer >= 1"), std::string::npos);
+  EXPECT_NE(invalid_message("exec:cat", {"max_response_mb=2"}).find("does not apply to exec"), std::string::npos);
+}
+
 TEST(LlmSpec, MakeProviderBuildsEachScheme) {
   ::setenv("KERNELOPT_TEST_SPEC_KEY", "sk-spec-secret", 1);
   auto openai = make_provider(parse_spec("openai:m", {"api_key_env=KERNELOPT_TEST_SPEC_KEY"}));

@@ -103,7 +103,8 @@ Runner add_bench(CLI::App& app) {
   sub->add_flag("--adversarial", *adversarial,
                 "run the adversarial cases of DIR through the real gates and print which gate caught each");
   sub->add_option("--device", o->optimize.device, "torch device (cpu: Triton's interpreter; GPU-only cases skipped)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(torch_device());
   sub->add_option("--timeout", o->optimize.request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
   sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md, bench.html); rerun to resume")->required();

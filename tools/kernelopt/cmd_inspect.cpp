@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "engine/optimize.hpp"
+#include "engine/run_dir.hpp"
 #include "util/fs.hpp"
 #include "worker/worker.hpp"
 
@@ -18,18 +19,21 @@ namespace kernelopt::cli {
 namespace {
 
 void print_artifact(const json& art, const json* profile) {
-  double total = 0;
-  if (profile) {
-    for (const auto& k : (*profile)["kernels"]) total += k["time_ms"].get<double>();
-  }
   std::printf("Triton sub-kernels (%zu): the only code kernelopt rewrites\n", art["kernels"].size());
   for (const auto& k : art["kernels"]) {
     std::string share;
     if (profile) {
       for (const auto& p : (*profile)["kernels"]) {
         if (p["name"] == k["name"]) {
-          share = fmt::format("  {:.4f} ms, {:.0f}% of module, {}", p["time_ms"].get<double>(),
-                              100 * p["share"].get<double>(), p["diagnosis"].get<std::string>());
+          // read back from report.json: a field of the wrong type reads as unknown, not as an internal error
+          const auto number = [&](const char* key) {
+            return p.contains(key) && p[key].is_number() ? p[key].get<double>() : 0.0;
+          };
+          const auto text = [&](const char* key) {
+            return p.contains(key) && p[key].is_string() ? p[key].get<std::string>() : std::string();
+          };
+          share = fmt::format("  {:.4f} ms, {:.0f}% of module, {}", number("time_ms"), 100 * number("share"),
+                              text("diagnosis"));
         }
       }
     }
@@ -68,11 +72,14 @@ Runner add_inspect(CLI::App& app) {
       if (!fs::exists(o->target / "report.json")) {
         throw engine::UserError(fmt::format("{}: no report.json (not a finished run)", o->target.string()));
       }
-      auto report = json::parse(util::read_file(o->target / "report.json"));
+      const json report = engine::read_report(o->target / "report.json");
+      // a standalone or Helion run's baseline/module0.py is the Triton file it optimized, not an Inductor module
+      const std::string kind = report.value("input_kind", std::string("module")) == "module" ? "module" : "triton";
       for (const auto& m : report["modules"]) {
         int idx = m["index"];
-        auto r = w.request("parse", {{"module_path", (o->target / fmt::format("baseline/module{}.py", idx)).string()}}, 60000);
-        if (!r.ok()) throw engine::UserError(r.error);
+        const fs::path module = o->target / fmt::format("baseline/module{}.py", idx);
+        auto r = w.request("parse", {{"module_path", module.string()}, {"input_kind", kind}}, 60000);
+        if (!r.ok()) throw engine::UserError(fmt::format("{}: {}", module.string(), r.error));
         std::printf("== module %d (%.4f ms)\n", idx, m["module_ms"].get<double>());
         json prof = {{"kernels", json::array()}};
         for (const auto& k : m["kernels"]) {

@@ -1,6 +1,7 @@
 // `kernelopt optimize MODEL.py --out DIR`, `kernelopt optimize-kernel FILE.py --out DIR`,
 // `kernelopt optimize-helion FILE.py --out DIR`
 // and `kernelopt resume DIR`: the whole run (see src/engine/optimize.hpp).
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -15,12 +16,14 @@ namespace kernelopt::cli {
 
 namespace {
 
-/// A tolerance: a number, > 0 (or >= 0 with allow_zero), said in one short line when it is not.
+/// A tolerance: a finite number, > 0 (or >= 0 with allow_zero), said in one short line when it is not
+/// (an infinite tolerance would switch the comparisons of gates 2 and 3 off).
 CLI::Validator tolerance(bool allow_zero) {
   return CLI::Validator(
       [allow_zero](std::string& s) -> std::string {
         double v = 0;
         if (!CLI::detail::lexical_cast(s, v)) return "must be a number, got " + s;
+        if (!std::isfinite(v)) return "must be a finite number, got " + s;
         if (allow_zero ? v >= 0 : v > 0) return "";
         return (allow_zero ? "must be >= 0, got " : "must be > 0, got ") + s;
       },
@@ -34,6 +37,7 @@ struct LlmFlags {
   long long max_tokens = 0;
   double max_usd = 0, max_seconds = 0;
   bool no_replay = false;
+  bool required = false;
 };
 
 void add_llm_flags(CLI::App* sub, LlmFlags& f, engine::OptimizeOptions& o) {
@@ -52,6 +56,9 @@ void add_llm_flags(CLI::App* sub, LlmFlags& f, engine::OptimizeOptions& o) {
   sub->add_option("--llm-max-seconds", f.max_seconds, "stop asking LLMs after this much wall time (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-llm-replay", f.no_replay, "ask the LLM again even where the store holds an identical exchange");
+  sub->add_flag("--llm-required", f.required,
+                "an LLM that cannot be used (no key, endpoint not reachable, failing) is an error, not a fall-back to "
+                "the offline agents");
   sub->add_option("--coder-candidates", o.coder_candidates, "candidates asked of the Coder per kernel")
       ->capture_default_str()->check(CLI::Range(1, 16));
   sub->add_option("--repair-rounds", o.repair_rounds, "Repairer rounds for a failed LLM candidate")
@@ -86,6 +93,7 @@ void apply_llm_flags(const LlmFlags& f, engine::OptimizeOptions& o) {
     if (f.max_usd > 0) cfg["budget"]["usd"] = f.max_usd;
     if (f.max_seconds > 0) cfg["budget"]["seconds"] = f.max_seconds;
     if (f.no_replay) cfg["replay"] = false;
+    if (f.required) cfg["required"] = true;
     o.llm = agents::llm_config_from_json(cfg);
   } catch (const nlohmann::json::exception& e) {
     throw engine::UserError(f.config_file + ": not valid JSON: " + e.what());
@@ -108,6 +116,12 @@ int run_and_print(const engine::OptimizeOptions& o) {
       std::fprintf(stderr, "kernelopt: the end-to-end check did not pass: %s\n", e.value("why", std::string()).c_str());
       return kExitCheckFailed;
     }
+    if (const auto& r = report.value("reverted_check", nlohmann::json()); r.is_object()) {
+      // the baseline passed, but the optimized kernels' check did not pass or could not run: not a success
+      std::fprintf(stderr, "kernelopt: the end-to-end check of the optimized kernels %s (%s); the baseline was kept\n",
+                   r.value("outcome", std::string("did not pass")).c_str(), r.value("why", std::string()).c_str());
+      return kExitCheckFailed;
+    }
     return 0;
   } catch (const engine::WaitingForAnswers& e) {
     std::fprintf(stderr, "kernelopt: %s\n", e.what());
@@ -115,7 +129,8 @@ int run_and_print(const engine::OptimizeOptions& o) {
   }
 }
 
-/// The devices a run can use: an NVIDIA GPU, or the CPU under Triton's interpreter (tests).
+}  // namespace
+
 CLI::Validator torch_device() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
@@ -125,6 +140,8 @@ CLI::Validator torch_device() {
       },
       "DEVICE");
 }
+
+namespace {
 
 Runner add_run_command(CLI::App& app, const char* name, const char* help, const char* input_kind, const char* what) {
   auto opts = std::make_shared<engine::OptimizeOptions>();

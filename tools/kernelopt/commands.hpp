@@ -15,6 +15,9 @@ using Runner = std::function<int()>;
 inline constexpr int kExitWaiting = 75;  // EX_TEMPFAIL: try again later
 inline constexpr int kExitCheckFailed = 4;  // the run finished, but its end-to-end check did not pass or run
 
+/// --device: an NVIDIA GPU (cuda, cuda:N), or the CPU under Triton's interpreter (cpu); anything else is one line.
+CLI::Validator torch_device();
+
 Runner add_optimize(CLI::App& app);
 Runner add_optimize_kernel(CLI::App& app);
 Runner add_optimize_helion(CLI::App& app);

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "engine/optimize.hpp"
+#include "util/interrupt.hpp"
 #include "util/log.hpp"
 #include "util/version.hpp"
 
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   kernelopt::util::setup_logging(verbose, "");
+  kernelopt::util::install_interrupt_handler("kernelopt: interrupted");
   try {
     for (auto& [sub, run] : runners) {
       if (sub->parsed()) return run();

@@ -95,6 +95,7 @@ def main():
                     resp = {"id": rid, "ok": False, "error": _message(exc),
                             "kind": getattr(exc, "kind", "exception"),
                             "traceback": traceback.format_exc(limit=8)}
+                _log_failure(req.get("op"), resp)
         peak = _peak()
         if peak is not None:
             resp["peak_bytes"] = peak
@@ -105,6 +106,18 @@ def main():
 
 CONTEXT_LOST_EXIT = 70
 _injected_ooms = {}
+
+
+def _log_failure(op, resp):
+    """A failed op in the worker's log, with the traceback: the engine shows one line, the log keeps the rest.
+    Only where stderr is a log (the engine sets KERNELOPT_WORKER_LOG=1 when it sends stderr to the run's
+    logs/worker.log), not on a user's terminal (inspect, doctor)."""
+    if os.environ.get("KERNELOPT_WORKER_LOG") != "1":
+        return
+    sys.stderr.write(f"kernelopt worker: op {op!r} failed ({resp['kind']}): {resp['error']}\n")
+    if resp.get("traceback"):
+        sys.stderr.write(resp["traceback"])
+    sys.stderr.flush()
 
 
 def _inject_oom(op):

@@ -44,6 +44,10 @@ def op_validate(args):
     torch = _torch()
     path = os.path.abspath(args["problem"])
     check_problem(load_problem(path), path, args["seeds"][0])
+    if args["device"] == "cpu":
+        raise NoGpuError("--device cpu: Inductor writes C++ kernels on a CPU, so there is no Triton kernel to "
+                         "optimize there; optimize needs an NVIDIA GPU (a standalone Triton file runs on the CPU: "
+                         "kernelopt optimize-kernel under TRITON_INTERPRET=1)")
     if args["device"].startswith("cuda") and not torch.cuda.is_available():
         raise NoGpuError("no CUDA GPU is visible to PyTorch (torch.cuda.is_available() is False); "
                          "optimize needs an NVIDIA GPU (see `kernelopt doctor`)")

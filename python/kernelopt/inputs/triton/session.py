@@ -298,7 +298,24 @@ class Session:
             if not self.launches[seed]:
                 raise ProblemError(f"{self.path}: launch(*get_inputs()) launched none of the file's @triton.jit "
                                    f"kernels ({', '.join(self.kernel_names)}) as kernel[grid](...)")
+        if self.has_reference:
+            self._check_reference(self.seeds[0])
         return self
+
+    def _check_reference(self, seed):
+        """reference() on the seed's inputs, now rather than after the search: it must run and give as many
+        tensors as launch(), of the same shapes (it is what gate 3 and the end-to-end check compare with)."""
+        try:
+            ref = self.reference(seed)
+        except Exception as exc:
+            raise ProblemError(f"{self.path}: reference(*get_inputs()) raised {describe(exc)} (seed {seed})") from None
+        finally:
+            self._reference.pop(seed, None)  # computed again where gate 3 needs it: not held for the whole run
+        got = [list(t.shape) for t in ref]
+        want = [list(t.shape) for t in self.outputs[seed]]
+        if got != want:
+            raise ProblemError(f"{self.path}: reference() returned shapes {got}, launch() {want} (seed {seed}): "
+                               "reference(*inputs) must compute what launch(*inputs) returns")
 
     def _site(self, kernel):
         """(kernel, line) of the launch: the innermost frame of this file on the stack."""
