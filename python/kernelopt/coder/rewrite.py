@@ -26,10 +26,13 @@ Families:
                 instead of the row's start, which the other programs' traffic has evicted
                 (long-row softmax, instance/group norm over large extents). Block sizes stay
                 tunable; nothing is pinned.
+  window_rows   A pooling kernel whose windows overlap along output rows (window_rows.py): tiles of
+                outputs walked a row at a time, each row loading only the window rows the row above
+                did not (a 4x4 stride-1 max-pool: 4 of its 16 loads per output).
 """
 import ast
 
-FAMILIES = ("resident_row", "reverse_pass")
+FAMILIES = ("resident_row", "reverse_pass", "window_rows")
 
 
 class NotApplicable(Exception):
@@ -545,6 +548,9 @@ def op_rewrite(args):
                                                  args.get("reduction_hint", ""))
             elif family == "reverse_pass":
                 code, meta, notes = reverse_pass(source)
+            elif family == "window_rows":
+                from kernelopt.coder.window_rows import window_rows  # it builds on this module
+                code, meta, notes = window_rows(source)
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:
