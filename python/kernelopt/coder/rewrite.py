@@ -31,6 +31,9 @@ Families:
                 rows in flight fit L2, so the later passes re-read each row from L2, not memory.
   lse_scan      A logcumsumexp scan (coder/lse_scan.py): from a running max and a multiply-add scan
                 instead of a log-add-exp combine at every level of the scan tree.
+  window_rows   A pooling kernel whose windows overlap along output rows (window_rows.py): tiles of
+                outputs walked a row at a time, each row loading only the window rows the row above
+                did not (a 4x4 stride-1 max-pool: 4 of its 16 loads per output).
 """
 import ast
 
@@ -38,7 +41,7 @@ from kernelopt.coder.common import NotApplicable, is_r0_loop as _is_r0_loop  # n
 from kernelopt.coder.lse_scan import lse_scan
 from kernelopt.coder.row_stream import row_stream
 
-FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan")
+FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows")
 
 
 def _function(source):
@@ -568,6 +571,9 @@ def op_rewrite(args):
                 code, meta, notes = _row_stream_reversed(source)
             elif family == "lse_scan":
                 code, meta, notes = lse_scan(source, args.get("aten_ops"))
+            elif family == "window_rows":
+                from kernelopt.coder.window_rows import window_rows  # it builds on this module
+                code, meta, notes = window_rows(source)
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:
