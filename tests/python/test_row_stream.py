@@ -51,7 +51,8 @@ def interpreter(monkeypatch):
 def test_row_stream_takes_xblock_rows_one_after_another_with_the_same_signature():
     k, text = kernel_source("survey-h100/level1__13_instance_norm/module0.py")
     cand = op_rewrite({"source": text, "families": ["row_stream"]})["candidates"][0]
-    assert cand["meta"] == {"XBLOCK": 64}  # 8192 rows: 128 programs of 64
+    # 8192 rows: 128 programs of 64; rows of 102400 take R0_BLOCK 4096 and 32 warps (measured: the fastest)
+    assert cand["meta"] == {"XBLOCK": 64, "R0_BLOCK": 4096, "num_warps": 32}
     assert "reverse pass" in cand["notes"]  # the later pass also walks the row from its end
     facts = analyze_source(cand["code"])
     fn = next(f for f in facts["functions"] if f["name"] == k["name"])
@@ -93,6 +94,12 @@ def test_row_stream_softmax_keeps_nan_and_inf_and_every_row():
     jit_of(small, k["name"])[(rows,)](x, want, rows, cols, XBLOCK=1, R0_BLOCK=32)
     jit_of(code, k["name"])[(rows // 4,)](x, got, rows, cols, XBLOCK=4, R0_BLOCK=32)
     torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5, equal_nan=True)
+
+
+def test_row_stream_declines_rows_too_long_for_l2():
+    _, text = kernel_source("survey-h100/level1__39_log_softmax_long_row/module0.py")
+    skipped = op_rewrite({"source": text, "families": ["row_stream"]})["skipped"]
+    assert "do not fit L2" in skipped[0]["why"] and "393216" in skipped[0]["why"]
 
 
 def test_row_stream_declines_what_it_does_not_understand_with_a_reason():

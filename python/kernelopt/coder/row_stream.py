@@ -22,6 +22,13 @@ from kernelopt.coder.common import NotApplicable
 ROW = "_ks_row"          # the loop variable: the row of the program's XBLOCK rows being reduced
 FIRST = "_ks_first_row"  # the program's first row
 PROGRAMS = 128           # about one program an SM on an H100/H200 (132 SMs): the rows in flight fit L2 best
+# Measured on an H100 (bench/results/2026-12-06-families-h100, row_kernels.json): with 128 programs, rows of
+# 102400 fp32 (400 KB, 51 MB in flight) ran at 109% of Inductor's kernel with R0_BLOCK=4096 and 32 warps (93%
+# with Inductor's R0_BLOCK=2048, 16 warps: fewer programs need more loads in flight each); rows of 393216
+# (1.5 MB, 190 MB in flight) ran at 23-75%: L2 cannot hold them, and fewer programs starve the memory system.
+MAX_ROW = 131072         # elements a row may have (512 KB in fp32): 128 such rows in flight about fill L2
+ROW_BLOCK = 4096         # R0_BLOCK proposed: more of the row in flight per program
+ROW_WARPS = 32
 
 
 def _kernel(source):
@@ -95,6 +102,10 @@ def row_stream(source):
     xnumel = _int_assign(fn.body, "xnumel")
     if xnumel is None:
         raise NotApplicable("xnumel is not a constant in the kernel")
+    r0_numel = _int_assign(fn.body, "r0_numel")
+    if r0_numel is None or r0_numel > MAX_ROW:
+        raise NotApplicable(f"rows of {r0_numel or 'unknown'} elements: {PROGRAMS} of them in flight do not fit L2 "
+                            f"(at most {MAX_ROW}; longer rows measured slower on an H100)")
     at = xoffsets[0]
     head, rows = fn.body[:at], fn.body[at + 1:]
     # the statements before xoffset (sizes) stay as they are; those after run once per row, one row tall
@@ -108,4 +119,7 @@ def row_stream(source):
     block = _suggested_xblock(xnumel)
     notes = (f"row stream: {block} rows a program, one after another ({xnumel // block} programs), so a row's "
              "later passes find it in L2")
-    return "@triton.jit\n" + ast.unparse(fn) + "\n", {"XBLOCK": block}, notes
+    meta = {"XBLOCK": block}
+    if r0_numel >= ROW_BLOCK:
+        meta.update(R0_BLOCK=ROW_BLOCK, num_warps=ROW_WARPS)
+    return "@triton.jit\n" + ast.unparse(fn) + "\n", meta, notes

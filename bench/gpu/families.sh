@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The rewrite families on the GPU: the pooling rewrite's kernels against Inductor's (bench/gpu/pool_kernels.py,
+# bit for bit, timed), then `kernelopt bench` over the level-1 problems each family targets, in the order given.
+# Writes under OUT: gpu.txt, pool.log, pool_gpu.json, bench.log, bench.json, bench.md, reports.tgz (each
+# problem's report.json/report.md: every kernel's bandwidth before and after).
+# usage: bench/gpu/families.sh OUT PROBLEM...   (problem files; POOL=0 leaves the pooling kernels out)
+# The engine binary is build-gpu/kernelopt (stripped, built on the CPU machine, carried).
+set -uo pipefail
+out=${1:?OUT directory}; shift
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+python3 -c "import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__)" | tee -a "$out/gpu.txt"
+if [ "${POOL:-1}" = 1 ]; then
+  start=$(date +%s)
+  OUT="$out" timeout "${POOL_TIMEOUT:-120}" python3 "$root/bench/gpu/pool_kernels.py" > "$out/pool.log" 2>&1
+  echo "pool kernels rc $? in $(( $(date +%s) - start )) s"
+  python3 - "$out/pool.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        r = json.loads(line)
+        best = max(r["configs"].items(), key=lambda kv: kv[1].get("gbps", 0))
+        print(r["fixture"], "inductor", r.get("inductor"), "best", best[0], best[1])
+PY
+fi
+dir=/tmp/families/level1
+rm -rf /tmp/families /tmp/families-bench; mkdir -p "$dir"
+for p in "$@"; do cp "$p" "$dir/"; done
+start=$(date +%s)
+timeout "${BENCH_TIMEOUT:-420}" "$root/build-gpu/kernelopt" bench /tmp/families --out /tmp/families-bench \
+  --workspace /tmp/families-ws --budget "${BUDGET:-4}" --trials 30 > "$out/bench.log" 2>&1
+echo "bench rc $? in $(( $(date +%s) - start )) s"
+tail -4 "$out/bench.log"
+cp /tmp/families-bench/bench.json /tmp/families-bench/bench.md "$out/" 2>/dev/null
+(cd /tmp/families-bench && tar czf "$out/reports.tgz" runs/*/*/report.json runs/*/*/report.md)
+cut -c1-200 "$out/bench.md" 2>/dev/null | head -30

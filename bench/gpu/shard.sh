@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One shard of a level of the suite, on the GPU machine: `kernelopt bench bench/problems --level L --shard i/n`,
+# so that calls of under 10 minutes each cover a level; merge with `kernelopt bench-merge`. Writes under OUT:
+# gpu.txt, LEVEL-i.log, LEVEL-i.json / .md (the bench), LEVEL-i-reports.tgz (each problem's report.json/.md).
+# usage: bench/gpu/shard.sh OUT LEVEL i/n   (BUDGET, default 4; BENCH_TIMEOUT seconds, default 420)
+set -uo pipefail
+out=${1:?OUT directory}; level=${2:?level}; shard=${3:?i/n}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tag="level$level-${shard%%/*}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+python3 -c "import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__)" | tee -a "$out/gpu.txt"
+start=$(date +%s)
+timeout "${BENCH_TIMEOUT:-420}" "$root/build-gpu/kernelopt" bench "$root/bench/problems" --level "$level" --shard "$shard" \
+  --out "/tmp/$tag" --workspace "/tmp/$tag-ws" --budget "${BUDGET:-4}" --trials 30 > "$out/$tag.log" 2>&1
+echo "bench rc $? in $(( $(date +%s) - start )) s"
+tail -3 "$out/$tag.log"
+cp "/tmp/$tag/bench.json" "$out/$tag.json"; cp "/tmp/$tag/bench.md" "$out/$tag.md"
+(cd "/tmp/$tag" && tar czf "$out/$tag-reports.tgz" runs/*/*/report.json runs/*/*/report.md)
+cut -c1-160 "$out/$tag.md" | sed -n '/^| problem/,$p'
