@@ -36,6 +36,10 @@ nlohmann::json optimize(const OptimizeOptions& options);
 /// Everything `kernelopt resume` needs to continue the run as it was started (a run's options.json).
 nlohmann::json saved_options(const OptimizeOptions& options);
 
+/// A JSON file of a run directory (options.json, report.json), parsed; a UserError naming the file when it
+/// cannot be read or is not valid JSON (truncated, say).
+nlohmann::json read_json_file(const std::filesystem::path& file);
+
 /// The options a run in run_dir was started with (its options.json), set to resume.
 OptimizeOptions load_run_options(const std::filesystem::path& run_dir);
 

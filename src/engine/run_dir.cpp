@@ -179,14 +179,7 @@ store::Store open_workspace_store(const fs::path& workspace) {
 }
 
 json read_report(const fs::path& file) {
-  json j;
-  try {
-    j = json::parse(util::read_file(file));
-  } catch (const json::parse_error& e) {
-    throw UserError(fmt::format("{}: not valid JSON (truncated?) at byte {}", file.string(), e.byte));
-  } catch (const std::exception& e) {
-    throw UserError(fmt::format("{}: cannot read it: {}", file.string(), e.what()));
-  }
+  const json j = read_json_file(file);
   const auto bad = [&](const std::string& what) {
     return UserError(fmt::format("{}: not a kernelopt report ({})", file.string(), what));
   };

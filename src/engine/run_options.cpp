@@ -65,19 +65,22 @@ class Fields {
 
 }  // namespace
 
-OptimizeOptions load_run_options(const fs::path& run_dir) {
-  const fs::path file = run_dir / "options.json";
-  if (!fs::is_regular_file(file)) {
-    throw UserError(fmt::format("{}: not a kernelopt run directory (no options.json)", run_dir.string()));
-  }
-  json j;
+json read_json_file(const fs::path& file) {
   try {
-    j = json::parse(util::read_file(file));
+    return json::parse(util::read_file(file));
   } catch (const json::parse_error& e) {
     throw UserError(fmt::format("{}: not valid JSON (truncated?) at byte {}", file.string(), e.byte));
   } catch (const std::exception& e) {
     throw UserError(fmt::format("{}: cannot read it: {}", file.string(), e.what()));
   }
+}
+
+OptimizeOptions load_run_options(const fs::path& run_dir) {
+  const fs::path file = run_dir / "options.json";
+  if (!fs::is_regular_file(file)) {
+    throw UserError(fmt::format("{}: not a kernelopt run directory (no options.json)", run_dir.string()));
+  }
+  json j = read_json_file(file);
   try {
     if (!j.is_object()) throw std::runtime_error("not a JSON object");
     const Fields f(j);

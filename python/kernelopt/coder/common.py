@@ -1,5 +1,5 @@
-"""What every rewrite family shares: the exception that declines a kernel, and how Inductor writes the loop
-over a row."""
+"""What every rewrite family shares: the exception that declines a kernel, how Inductor writes the loop
+over a row, and its sizes as constants in the kernel body."""
 import ast
 
 
@@ -17,3 +17,22 @@ def is_r0_loop(node):
     if not isinstance(it, ast.Call) or it.keywords or ast.unparse(it.func) not in ("range", "tl.range"):
         return False
     return [ast.unparse(a) for a in it.args] == ["0", "r0_numel", "R0_BLOCK"]
+
+
+def int_assign(body, name):
+    """The value of a top-level `name = <int literal>` among the statements `body`, else None."""
+    for node in body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, int)):
+            return node.value.value
+    return None
+
+
+def kernel_function(source):
+    """(module tree, its one function): the kernel as the engine sends it; NotApplicable if not one function."""
+    tree = ast.parse(source)
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if len(fns) != 1:
+        raise NotApplicable(f"expected one kernel function, found {len(fns)}")
+    return tree, fns[0]

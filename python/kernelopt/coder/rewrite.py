@@ -37,19 +37,13 @@ Families:
 """
 import ast
 
-from kernelopt.coder.common import NotApplicable, is_r0_loop as _is_r0_loop  # noqa: F401 (NotApplicable: callers import it from here)
+# NotApplicable: callers import it from here
+from kernelopt.coder.common import NotApplicable, int_assign, is_r0_loop as _is_r0_loop  # noqa: F401
+from kernelopt.coder.common import kernel_function as _function
 from kernelopt.coder.lse_scan import lse_scan
 from kernelopt.coder.row_stream import row_stream
 
 FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows")
-
-
-def _function(source):
-    tree = ast.parse(source)
-    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    if len(fns) != 1:
-        raise NotApplicable(f"expected one kernel function, found {len(fns)}")
-    return tree, fns[0]
 
 
 def _constexpr_params(fn):
@@ -63,12 +57,7 @@ def _constexpr_params(fn):
 
 def _int_assign(fn, name):
     """The value of a top-level `name = <int literal>` in the kernel body, else None."""
-    for node in fn.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == name and isinstance(node.value, ast.Constant)
-                and isinstance(node.value.value, int)):
-            return node.value.value
-    return None
+    return int_assign(fn.body, name)
 
 
 def _call_name(node):

@@ -17,7 +17,7 @@ its row tile one row tall (XBLOCK replaced by 1 inside), the row index taken fro
 """
 import ast
 
-from kernelopt.coder.common import NotApplicable
+from kernelopt.coder.common import NotApplicable, int_assign as _int_assign, kernel_function as _kernel
 
 ROW = "_ks_row"          # the loop variable: the row of the program's XBLOCK rows being reduced
 FIRST = "_ks_first_row"  # the program's first row
@@ -29,23 +29,6 @@ PROGRAMS = 128           # about one program an SM on an H100/H200 (132 SMs): th
 MAX_ROW = 131072         # elements a row may have (512 KB in fp32): 128 such rows in flight about fill L2
 ROW_BLOCK = 4096         # R0_BLOCK proposed: more of the row in flight per program
 ROW_WARPS = 32
-
-
-def _kernel(source):
-    tree = ast.parse(source)
-    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    if len(fns) != 1:
-        raise NotApplicable(f"expected one kernel function, found {len(fns)}")
-    return tree, fns[0]
-
-
-def _int_assign(body, name):
-    for node in body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == name and isinstance(node.value, ast.Constant)
-                and isinstance(node.value.value, int)):
-            return node.value.value
-    return None
 
 
 def _is_row_pass(node):
