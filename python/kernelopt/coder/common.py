@@ -36,3 +36,14 @@ def kernel_function(source):
     if len(fns) != 1:
         raise NotApplicable(f"expected one kernel function, found {len(fns)}")
     return tree, fns[0]
+
+
+def constexpr_params(fn):
+    """The kernel's parameters annotated `tl.constexpr`, in order."""
+    return [a.arg for a in fn.args.args
+            if a.annotation is not None and ast.unparse(a.annotation) in ("tl.constexpr", "triton.language.constexpr")]
+
+
+def call_name(node):
+    """`tl.load` for a call of tl.load, else None."""
+    return ast.unparse(node.func) if isinstance(node, ast.Call) else None

@@ -39,29 +39,18 @@ import ast
 
 # NotApplicable: callers import it from here
 from kernelopt.coder.common import NotApplicable, int_assign, is_r0_loop as _is_r0_loop  # noqa: F401
+from kernelopt.coder.common import call_name as _call_name, constexpr_params as _constexpr_params
 from kernelopt.coder.common import kernel_function as _function
 from kernelopt.coder.lse_scan import lse_scan
 from kernelopt.coder.row_stream import row_stream
+from kernelopt.coder.window_rows import window_rows
 
 FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows")
-
-
-def _constexpr_params(fn):
-    out = []
-    for a in fn.args.args:
-        ann = a.annotation
-        if ann is not None and ast.unparse(ann) in ("tl.constexpr", "triton.language.constexpr"):
-            out.append(a.arg)
-    return out
 
 
 def _int_assign(fn, name):
     """The value of a top-level `name = <int literal>` in the kernel body, else None."""
     return int_assign(fn.body, name)
-
-
-def _call_name(node):
-    return ast.unparse(node.func) if isinstance(node, ast.Call) else None
 
 
 def _assigned_names(node):
@@ -561,7 +550,6 @@ def op_rewrite(args):
             elif family == "lse_scan":
                 code, meta, notes = lse_scan(source, args.get("aten_ops"))
             elif family == "window_rows":
-                from kernelopt.coder.window_rows import window_rows  # it builds on this module
                 code, meta, notes = window_rows(source)
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")

@@ -27,7 +27,8 @@ Tuner picks, the launcher's grid `cdiv(xnumel, XBLOCK)` runs programs that loop 
 import ast
 import copy
 
-from kernelopt.coder.rewrite import NotApplicable, _call_name, _constexpr_params, _function, _int_assign
+from kernelopt.coder.common import NotApplicable, call_name as _call_name, constexpr_params as _constexpr_params
+from kernelopt.coder.common import int_assign, kernel_function as _function
 from kernelopt.coder.window_affine import Digits, Reader, Unreadable, index_form
 from kernelopt.coder.window_emit import emit
 
@@ -93,7 +94,7 @@ def _read_header(fn):
         if name in seen:
             raise NotApplicable(f"{name} is assigned twice")
         seen.add(name)
-    xnumel = _int_assign(fn, "xnumel")
+    xnumel = int_assign(fn.body, "xnumel")
     if xnumel is None:
         raise NotApplicable("the output size is not a compile-time constant (dynamic shape)")
     assigned = {_target(n): n.value for n in body[:-1]}
@@ -196,7 +197,7 @@ def _read_persistent(window, body):
     """A persistent reduction over the window: `r0_index` enumerates the window's elements, one load reads
     them all, and max2/min2/tl.sum reduces them. Each element becomes its own statements with the r0
     variables replaced by the element's numbers, in r0 order (the reduction's order)."""
-    r0_numel = _int_assign(window.fn, "r0_numel")
+    r0_numel = int_assign(window.fn.body, "r0_numel")
     by_name = {_target(n): n for n in body}
     index = by_name.get("r0_index")
     if r0_numel is None or index is None or not _same(index.value, "tl.arange(0, R0_BLOCK)[None, :]"):
