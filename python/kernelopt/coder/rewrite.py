@@ -34,14 +34,17 @@ Families:
   window_rows   A pooling kernel whose windows overlap along output rows (window_rows.py): tiles of
                 outputs walked a row at a time, each row loading only the window rows the row above
                 did not (a 4x4 stride-1 max-pool: 4 of its 16 loads per output).
+  channel_copy  The NCHW -> channels-last copy before a convolution with C = 3 (to 8, not a power of two)
+                channels (channel_copy.py): the channel as the tile's last axis, so each warp's store is contiguous.
 """
 import ast
 
+from kernelopt.coder.channel_copy import channel_copy
 from kernelopt.coder.common import NotApplicable, is_r0_loop as _is_r0_loop  # noqa: F401 (NotApplicable: callers import it from here)
 from kernelopt.coder.lse_scan import lse_scan
 from kernelopt.coder.row_stream import row_stream
 
-FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows")
+FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy")
 
 
 def _function(source):
@@ -574,6 +577,8 @@ def op_rewrite(args):
             elif family == "window_rows":
                 from kernelopt.coder.window_rows import window_rows  # it builds on this module
                 code, meta, notes = window_rows(source)
+            elif family == "channel_copy":
+                code, meta, notes = channel_copy(source)
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:
