@@ -1,6 +1,6 @@
 """The channel_copy rewrite family (python/kernelopt/coder/channel_copy.py) on the NCHW -> channels-last copies
 captured on an H100 at the suite's sizes (survey-h100: level2/23 patchify, level3/08 ViT patch embed, level3/12
-small CNN; C = 3), shrunk for Triton's interpreter: bit-identical to the captured kernel for several XBLOCK and
+small CNN, level3/09 VGG; C = 3), shrunk for Triton's interpreter: bit-identical to the captured kernel for several XBLOCK and
 YBLOCK, sizes that neither divides, fp32 and bf16, NaN, infinities and -0.0."""
 import ast
 import os
@@ -18,7 +18,8 @@ from test_row_stream import jit_of, kernel_source  # noqa: E402
 # (fixture, samples N, positions HW) of each copy at its captured size
 COPIES = [("survey-h100/level2__23_patchify_conv_layernorm_nhwc/module0.py", 256, 262144),
           ("survey-h100/level3__08_vit_patch_embed_block/module0.py", 32, 50176),
-          ("survey-h100/level3__12_small_cnn_classifier/module0.py", 160, 25600)]
+          ("survey-h100/level3__12_small_cnn_classifier/module0.py", 160, 25600),
+          ("survey-h100/level3__09_vgg_two_stages/module0.py", 16, 50176)]
 NAME = "triton_poi_fused_convolution_0"
 
 
@@ -57,7 +58,7 @@ def test_the_survey_copies_rewrite_with_the_same_name_and_parameters(fixture, n_
     k, text = kernel_source(fixture)
     cand = op_rewrite({"source": text, "families": ["channel_copy"]})["candidates"][0]
     assert cand["meta"] == {"XBLOCK": 256, "YBLOCK": 8, "num_warps": 4}
-    assert f"C = 3" in cand["notes"] and f"HW = {hw_old}" in cand["notes"]
+    assert "C = 3" in cand["notes"] and f"HW = {hw_old}" in cand["notes"]
     facts = analyze_source(cand["code"])
     fn = next(f for f in facts["functions"] if f["name"] == k["name"])
     assert fn["params"] == k["params"] and fn["constexprs"] == k["constexprs"]
