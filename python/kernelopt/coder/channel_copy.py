@@ -81,7 +81,7 @@ def _index_names(body, start):
         else:
             raise NotApplicable(f"index `{ast.unparse(body[i])}` is not an alias, `yindex % C` or `yindex // C`")
         i += 1
-    if sorted(kinds.values()).count("c") != 1 or sorted(kinds.values()).count("n") != 1 or len(channels) != 1:
+    if list(kinds.values()).count("c") != 1 or list(kinds.values()).count("n") != 1 or len(channels) != 1:
         raise NotApplicable("y is not split once into `yindex % C` and `yindex // C` with one C")
     return kinds, channels.pop(), i
 
