@@ -163,9 +163,11 @@ def channel_copy(source):
     body = fn.body
     sizes, at = _tile_head(body)
     kinds, channels, at = _index_names(body, at)
-    if channels < 2 or channels & (channels - 1) == 0 or channels > MAX_CHANNELS:
-        raise NotApplicable(f"C = {channels}: this family takes C of 3 to {MAX_CHANNELS} that is not a power of two "
-                            "(a power of two leaves no lanes idle in Inductor's tile)")
+    if channels & (channels - 1) == 0:
+        raise NotApplicable(f"C = {channels} is a power of two: Triton's axis analysis already sees `yindex % "
+                            f"{channels}` as contiguous runs, so the store is not the strided case")
+    if channels > MAX_CHANNELS:
+        raise NotApplicable(f"C = {channels}: more than {MAX_CHANNELS} channels, not the small-C copy this family takes")
     rest = body[at:]
     name, load = _assign(rest[0]) if rest else (None, None)
     if not _call(load, "tl.load"):
