@@ -34,9 +34,12 @@ Families:
   window_rows   A pooling kernel whose windows overlap along output rows (window_rows.py): tiles of
                 outputs walked a row at a time, each row loading only the window rows the row above
                 did not (a 4x4 stride-1 max-pool: 4 of its 16 loads per output).
+  channel_copy  The NCHW -> channels-last copy before a convolution with C = 3 (to 8, not a power of two)
+                channels (channel_copy.py): the channel as the tile's last axis, so each warp's store is contiguous.
 """
 import ast
 
+from kernelopt.coder.channel_copy import channel_copy
 # NotApplicable: callers import it from here
 from kernelopt.coder.common import NotApplicable, int_assign, is_r0_loop as _is_r0_loop  # noqa: F401
 from kernelopt.coder.common import call_name as _call_name, constexpr_params as _constexpr_params
@@ -45,7 +48,7 @@ from kernelopt.coder.lse_scan import lse_scan
 from kernelopt.coder.row_stream import row_stream
 from kernelopt.coder.window_rows import window_rows
 
-FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows")
+FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy")
 
 
 def _int_assign(fn, name):
@@ -551,6 +554,8 @@ def op_rewrite(args):
                 code, meta, notes = lse_scan(source, args.get("aten_ops"))
             elif family == "window_rows":
                 code, meta, notes = window_rows(source)
+            elif family == "channel_copy":
+                code, meta, notes = channel_copy(source)
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:
