@@ -40,7 +40,7 @@ def op_parse(args):
 
 def _session(args):
     from kernelopt.inputs.module.session import get_session
-    return get_session(args["problem"], args["device"], args["seeds"], args.get("compile"))
+    return get_session(args["problem"], args["device"], args["seeds"], args.get("compile_settings"))
 
 
 def op_validate(args):
