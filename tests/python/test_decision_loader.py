@@ -70,3 +70,18 @@ def test_decision_config_is_torch_compiles_own_for_the_mode():
     assert decision_config({"mode": "reduce-overhead"}) == {"triton.cudagraphs": True}
     assert decision_config({"options": {"coordinate_descent_tuning": True}}) == {"coordinate_descent_tuning": True}
     assert decision_config({}) == {}
+
+
+def test_backend_reproduces_a_runs_decision(tmp_path, caplog):
+    import kernelopt
+    run = make_run(tmp_path, {"kept": "freezing", "settings": {"options": {"freezing": True}}})
+    with caplog.at_level(logging.WARNING, logger="kernelopt"):
+        be = kernelopt.backend(run=run)
+    assert be.decision == "freezing" and be._config == {"freezing": True}
+    assert any("freezing" in r.getMessage() for r in caplog.records)
+    loaded = load_run(make_run(tmp_path, None), device="cpu")
+    x = torch.randn(4, 16)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(loaded.model, backend=be)(x), loaded.model(x))
+    assert kernelopt.backend(run=make_run(tmp_path, None)).decision == "default"
