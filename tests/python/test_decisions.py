@@ -62,3 +62,45 @@ def test_channels_last_without_convolutions_is_skipped(problem):
 def test_settings_outside_the_whitelist_are_refused_by_the_protocol(problem):
     with pytest.raises(Exception, match="Additional properties"):
         decide(problem, "evil", {"mode": "max-autotune", "options": {"dynamic": True}})
+
+
+CONV = textwrap.dedent('''
+    import torch
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        def forward(self, x):
+            return torch.relu(self.conv(x))
+    def get_inputs():
+        return [torch.randn(2, 3, 8, 8)]
+    def get_init_inputs():
+        return []
+''')
+
+
+def test_channels_last_on_a_convolution_network_runs_and_matches(tmp_path):
+    path = tmp_path / "conv.py"
+    path.write_text(CONV)
+    r = decide(str(path), "channels_last", {"channels_last": True})
+    assert r["skipped"] is None
+    assert len(r["runs"]) == 3 and all(run["error"] is None for run in r["runs"])
+    assert all(o["matches_baseline"] or o["ref_err_candidate"] is not None for run in r["runs"] for o in run["outputs"])
+
+
+def test_a_model_that_writes_its_inputs_is_seen_and_one_that_does_not_is_not():
+    import torch
+    from kernelopt.inputs.module.decisions import mutates_inputs
+
+    class Writes(torch.nn.Module):
+        def forward(self, x):
+            x.mul_(2.0)
+            return x + 1
+
+    class Reads(torch.nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+    x = torch.randn(4)
+    assert mutates_inputs(Writes(), [x]) is True
+    assert mutates_inputs(Reads(), [x]) is False
