@@ -14,13 +14,15 @@ def load(run_dir, device="cuda"):
     return _load(run_dir, device=device)
 
 
-def backend(library):
+def backend(library=None, run=None):
     """A torch.compile backend: Inductor as usual, with the library file's verified kernels
     substituted wherever a generated kernel's fingerprint matches an entry exactly
     (`torch.compile(model, backend=kernelopt.backend("team.kolib"))`). The backend's `used`
-    lists (kernel name, entry id) of every substitution made."""
+    lists (kernel name, entry id) of every substitution made. With `run` (a run directory of
+    `optimize --decisions`), the run's kept whole-model decision's Inductor settings too (its
+    `decision` attribute names it; CUDA graphs' outputs are cloned)."""
     from kernelopt.library.backend import LibraryBackend
-    return LibraryBackend(library)
+    return LibraryBackend(library, run=run)
 
 
 def compile(model, library, **kwargs):

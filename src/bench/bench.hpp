@@ -70,6 +70,11 @@ std::string level_of(const std::filesystem::path& relative);
 /// candidates_screened and candidates_gated over the report's kernels.
 /// Rows of older bench.json files lack "kernels", "roofline" and the cost fields; every reader tolerates that.
 nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::json& report, const std::string& error);
+/// A row's "decisions" (only where the run searched them, --decisions): {"kept", "compile_default_ms" (the
+/// median of the decisions' torch.compile default times), "best_mode" and "best_mode_ms" (the fastest correct
+/// pure torch.compile mode: default, cudagraphs, max_autotune, cudagraphs_max_autotune), "with_decisions_ms"
+/// (kernelopt with decisions, the end-to-end optimized median)}; null when the report has no decisions.
+nlohmann::json decision_columns(const nlohmann::json& report);
 
 /// Aggregates rows: per level and overall geomean, improved, fast_p, incorrect, no-kernel counts;
 /// "roofline": the median fraction_before and fraction_after over the problems that have both, the median

@@ -1,5 +1,7 @@
 // A bench row from a finished run's report.json. See bench.hpp.
 #include <algorithm>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -7,6 +9,7 @@
 #include "bench/bench.hpp"
 #include "report/json_fields.hpp"
 #include "report/report.hpp"
+#include "verify/stats.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -174,6 +177,41 @@ std::string level_of(const fs::path& relative) {
   return "other";
 }
 
+/// --decisions: torch.compile default's time, the best of torch.compile's own modes (the decisions that are
+/// pure modes and passed the model gate: rejected only on speed still counts, it is a correct mode) and
+/// kernelopt with decisions (the end-to-end optimized median); null fields where a time is unknown.
+json decision_columns(const json& report) {
+  if (!report.is_object() || !report.contains("decisions") || !report["decisions"].is_object()) return nullptr;
+  const json& d = report["decisions"];
+  static const std::set<std::string> modes = {"default", "cudagraphs", "max_autotune", "cudagraphs_max_autotune"};
+  std::vector<double> defaults;
+  std::string best_mode = "default";
+  double best_ms = 0;
+  for (const auto& t : d.value("tried", json::array())) {
+    const json& s = t.value("speedup", json());
+    if (!s.is_object()) continue;
+    defaults.push_back(s.value("baseline_ms", 0.0));
+    const std::string status = t.value("status", "");
+    const bool correct = status == "kept" || status == "passed" || t.value("gate", "") == "performance";
+    const double ms = s.value("candidate_ms", 0.0);
+    if (modes.count(t.value("name", "")) && correct && ms > 0 && (best_ms == 0 || ms < best_ms)) {
+      best_ms = ms;
+      best_mode = t.value("name", "");
+    }
+  }
+  const double default_ms = defaults.empty() ? 0.0 : verify::median(defaults);
+  if (default_ms > 0 && (best_ms == 0 || default_ms <= best_ms)) {
+    best_ms = default_ms;
+    best_mode = "default";
+  }
+  const json& e = member(report, "end_to_end");
+  return {{"kept", d.value("kept", "default")},
+          {"compile_default_ms", default_ms > 0 ? json(default_ms) : json(nullptr)},
+          {"best_mode", best_mode},
+          {"best_mode_ms", best_ms > 0 ? json(best_ms) : json(nullptr)},
+          {"with_decisions_ms", number_or_null(member(e, "optimized_ms"), "median")}};
+}
+
 json bench_row(const fs::path& relative, const json& report, const std::string& error) {
   json row = {{"problem", relative.string()}, {"level", level_of(relative)}};
   // cost: what the run's report.json says (null in reports from before it had "cost"); run_bench replaces
@@ -191,6 +229,7 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
                 {"kernels", json::array()}, {"roofline", nullptr}});
     return row;
   }
+  if (report.contains("decisions")) row["decisions"] = decision_columns(report);
   const auto& e = report["end_to_end"];
   if (!e.value("ran", true)) {
     // the check could not run: nothing was judged incorrect (the emitted model is the baseline, unverified)

@@ -21,6 +21,7 @@
 #include "agents/planner.hpp"
 #include "agents/profiler.hpp"
 #include "engine/agent_calls.hpp"
+#include "engine/decisions.hpp"
 #include "engine/gpus.hpp"
 #include "engine/input_kind.hpp"
 #include "engine/kernel_search.hpp"
@@ -520,6 +521,7 @@ json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::
   const json prepared = validate_input(ctx, out);  // a Helion run: what its export said
   run_dir.mark_validated();
   if (ctx.llm) ctx.llm->preflight();  // a missing key or a dead endpoint: one line now, not per agent later
+  const json decisions = decisions_before_capture(ctx, run_dir);  // null without --decisions
   const Capture cap = capture_modules(ctx, out);
   report::Report rep;
   rep.problem = o.problem.string();
@@ -528,6 +530,7 @@ json run(const OptimizeOptions& o, const std::vector<std::string>& gpus, store::
   rep.versions = cap.reply["versions"];
   rep.options = options;
   rep.problem_work = cap.reply.value("work", json());  // a standalone kernel file has none
+  rep.decisions = decisions;
   std::vector<SearchJob> jobs;
   for (const auto& m : cap.modules) rep.modules.push_back(profile_and_plan(ctx, m, rep.modules.size(), jobs));
   std::map<std::string, worker::RequestTime> other_workers;

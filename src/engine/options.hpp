@@ -44,6 +44,7 @@ struct OptimizeOptions {
   agents::LlmConfig llm;                     ///< which LLM each agent asks; none configured = offline agents
   int coder_candidates = 3;                  ///< candidates asked of the Coder per kernel
   int repair_rounds = 2;                     ///< Repairer rounds per failed LLM candidate lineage
+  bool decisions = false;                    ///< search whole-model decisions before the kernels (engine/decisions.hpp)
   bool resume = false;                       ///< continue the run recorded in out_dir (kernelopt resume)
   std::string gpus = "1";                    ///< workers searching kernels at once, one per GPU: N or "all"
 

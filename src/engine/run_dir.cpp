@@ -151,6 +151,7 @@ void RunDir::write_manifest() const {
   }
   nlohmann::json manifest = {{"kernelopt", util::version()}, {"problem", "problem.py"},
                              {"problem_hash", problem_hash_}, {"weights", "weights.pt"}, {"modules", mods}};
+  if (!decision_.is_null()) manifest["decision"] = decision_;
   util::write_file_atomic(dir_ / "manifest.json", manifest.dump(1) + "\n");
 }
 

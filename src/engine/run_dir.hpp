@@ -39,6 +39,9 @@ class RunDir {
   /// Writes optimized/module<index>.py; `changed` says whether it differs from the baseline.
   void write_optimized(int index, const std::string& source, bool changed);
   void write_manifest() const;
+  /// The kept whole-model decision ({"kept", "settings"}), written into the manifest from now on
+  /// (`--decisions` only: without it the manifest has no "decision" key).
+  void set_decision(const nlohmann::json& decision) { decision_ = decision; }
   bool any_optimized() const;
 
  private:
@@ -51,6 +54,7 @@ class RunDir {
   std::string problem_hash_;
   bool validated_ = false;
   std::vector<Entry> modules_;
+  nlohmann::json decision_;
 };
 
 /// The workspace's store (WORKSPACE/store.db), the workspace created if absent. Throws UserError naming

@@ -14,7 +14,7 @@ using nlohmann::json;
 namespace kernelopt::engine {
 
 json saved_options(const OptimizeOptions& o) {
-  return {{"problem", fs::absolute(o.problem).string()}, {"workspace", fs::absolute(o.workspace).string()},
+  json j = {{"problem", fs::absolute(o.problem).string()}, {"workspace", fs::absolute(o.workspace).string()},
           {"library", fs::absolute(o.library_path()).string()},
           {"python", o.python}, {"python_path", o.python_path}, {"device", o.device}, {"seeds", o.seeds},
           {"final_seeds", o.final_seeds}, {"atol", o.atol}, {"rtol", o.rtol}, {"half_atol", o.half_atol},
@@ -25,6 +25,8 @@ json saved_options(const OptimizeOptions& o) {
           {"input_kind", o.input_kind}, {"llm", agents::to_json(o.llm)}, {"coder_candidates", o.coder_candidates},
           {"repair_rounds", o.repair_rounds}, {"helion_kernel", o.helion_kernel},
           {"helion_autotune", o.helion_autotune}, {"gpus", o.gpus}};
+  if (o.decisions) j["decisions"] = true;  // absent without --decisions: options.json as before
+  return j;
 }
 
 namespace {
@@ -100,6 +102,7 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
     o.half_atol = f.has("half_atol") ? f.tolerance("half_atol") : o.half_atol;
     o.half_rtol = f.has("half_rtol") ? f.tolerance("half_rtol") : o.half_rtol;
     o.check_repeats = f.get<int>("check_repeats", 3);
+    o.decisions = f.get<bool>("decisions", false);
     o.budget = f.get<int>("budget");
     o.gate_top_k = f.get<int>("gate_top_k");
     o.screen_trials = f.get<int>("screen_trials");

@@ -463,6 +463,26 @@ constexpr const char* kScript = R"(<script>
 
 }  // namespace
 
+std::string html_escape(const std::string& in);
+
+/// --decisions: per problem, the kept decision, torch.compile default, the best torch.compile mode and
+/// kernelopt with decisions (ms); "" when no row searched decisions.
+std::string decisions_table(const json& rows) {
+  std::string body;
+  for (const auto& r : rows) {
+    if (!r.is_object() || !r.contains("decisions") || !r["decisions"].is_object()) continue;
+    const json& d = r["decisions"];
+    body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td></tr>\n",
+                        html_escape(text(r, "problem")), html_escape(text(d, "kept")),
+                        fmt_num(field(d, "compile_default_ms"), "{:.4f}"), fmt_num(field(d, "best_mode_ms"), "{:.4f}"),
+                        html_escape(text(d, "best_mode")), fmt_num(field(d, "with_decisions_ms"), "{:.4f}"));
+  }
+  if (body.empty()) return "";
+  return "<h2>Whole-model decisions</h2>\n<table id=\"decisions-table\"><thead><tr><th>problem</th><th>kept "
+         "decision</th><th>torch.compile default ms</th><th>best torch.compile mode ms</th><th>kernelopt with "
+         "decisions ms</th></tr></thead><tbody>\n" + body + "</tbody></table>\n";
+}
+
 std::string html_escape(const std::string& in) {
   std::string out;
   out.reserve(in.size());
@@ -536,6 +556,7 @@ std::string bench_html(const json& bench) {
        "roofline time over the model call's time, torch.compile → optimized. GPU s = the run's profiling, "
        "correctness checks and timing; compile s = torch.compile and candidate compilation.</p>\n" +
        problem_table(rows);
+  h += decisions_table(rows);
   if (!text(bench, "method").empty()) h += "<p class=\"summary\"><small>" + html_escape(text(bench, "method")) + "</small></p>\n";
   h += kScript;
   h += "</body></html>\n";

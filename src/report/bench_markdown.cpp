@@ -183,6 +183,26 @@ std::string problem_table(const json& problems) {
   return md;
 }
 
+/// --decisions: per problem, torch.compile default, the best torch.compile mode and kernelopt with decisions
+/// (the speedup column above is kernelopt's over torch.compile default); "" when no row searched decisions.
+std::string decisions_table(const json& problems) {
+  std::string md;
+  const auto ms = [](const json& d, const char* key) {
+    const json v = number_or_null(d, key);
+    return v.is_number() ? fmt::format("{:.4f}", v.get<double>()) : std::string("-");
+  };
+  for (const auto& r : problems) {
+    if (!r.contains("decisions") || !r["decisions"].is_object()) continue;
+    const json& d = r["decisions"];
+    md += fmt::format("| {} | {} | {} | {} ({}) | {} |\n", r["problem"].get<std::string>(), string_or_empty(d, "kept"),
+                      ms(d, "compile_default_ms"), ms(d, "best_mode_ms"), string_or_empty(d, "best_mode"),
+                      ms(d, "with_decisions_ms"));
+  }
+  if (md.empty()) return "";
+  return "\n## Whole-model decisions\n\n| problem | kept decision | torch.compile default ms | best torch.compile mode "
+         "ms | kernelopt with decisions ms |\n|---|---|---:|---:|---:|\n" + md;
+}
+
 /// A table cell of free text: no pipe, no line break, at most 160 characters.
 std::string cell(std::string s) {
   std::replace(s.begin(), s.end(), '|', '/');
@@ -198,6 +218,7 @@ std::string bench_markdown(const json& bench) {
   md += overall_lines(bench["aggregate"]["overall"]);
   md += level_table(bench["aggregate"]["levels"]);
   md += problem_table(bench["problems"]);
+  md += decisions_table(bench["problems"]);
   return md;
 }
 

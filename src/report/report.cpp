@@ -187,11 +187,13 @@ json to_json(const Report& r) {
   json memory = memory_json(cost, r.problem_work);
   json summary = {{"headline", headline(r)}, {"improved", r.improved}, {"kernels", kernels},
                   {"kernels_improved", improved}, {"correct", e.passed}, {"memory", memory}};
-  return {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
+  json out = {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
           {"modules", modules}, {"end_to_end", e2e}, {"reverted_why", r.reverted_why},
           {"reverted_check", r.reverted_check}, {"input_kind", r.input_kind}, {"llm", r.llm}, {"helion", r.helion}, {"library", r.library},
           {"problem_work", r.problem_work}, {"cost", cost}, {"memory", memory}};
+  if (!r.decisions.is_null()) out["decisions"] = r.decisions;
+  return out;
 }
 
 namespace {
@@ -369,8 +371,29 @@ std::string markdown_problem_cost_library_llm(const json& j) {
 
 }  // namespace
 
+/// --decisions: every whole-model decision tried, its verdict, speedup over torch.compile default with its
+/// interval, and why it was kept or not.
+std::string markdown_decisions(const json& j) {
+  if (!j.contains("decisions") || !j["decisions"].is_object()) return "";
+  const json& d = j["decisions"];
+  std::string md = fmt::format("## Whole-model decisions\n\nKept: **{}**.\n\n| decision | verdict | speedup vs "
+                               "torch.compile default [interval] | why |\n|---|---|---|---|\n",
+                               d.value("kept", "?"));
+  for (const auto& t : d.value("tried", json::array())) {
+    const json& s = t.value("speedup", json());
+    const std::string speed = s.is_object() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", s.value("speedup", 0.0),
+                                                          s.value("ci_low", 0.0), s.value("ci_high", 0.0))
+                                            : "-";
+    std::string why = t.value("why", "");
+    if (!t.value("gate", "").empty()) why = "gate " + t.value("gate", "") + ": " + why;
+    md += fmt::format("| {} | {} | {} | {} |\n", t.value("name", "?"), t.value("status", "?"), speed, why);
+  }
+  return md + "\n";
+}
+
 std::string to_markdown(const json& j) {
-  return markdown_header(j) + markdown_end_to_end(j) + markdown_modules(j) + markdown_problem_cost_library_llm(j);
+  return markdown_header(j) + markdown_decisions(j) + markdown_end_to_end(j) + markdown_modules(j) +
+         markdown_problem_cost_library_llm(j);
 }
 
 void write(const Report& r, const std::filesystem::path& dir) {

@@ -113,6 +113,9 @@ struct Report {
   nlohmann::json llm;            ///< LLM use: providers, requests, tokens, cost, fallbacks; null when offline
   nlohmann::json library;        ///< kernel library: {"path", "reused": [kernel], "written": [{kernel, fingerprint, result}]}
   nlohmann::json problem_work;   ///< the worker's capture "work": {min_bytes, input_bytes, flops, flop_counter}; null if none
+  /// --decisions: {"kept", "settings", "tried": [{name, settings, status, why, gate, checks, speedup}]}
+  /// (engine/decisions.hpp); null without it, and then report.json has no "decisions" key
+  nlohmann::json decisions;
   RunCost cost;
 };
 

@@ -1,1 +1,1 @@
-add_kernelopt_test(test_engine test_engine_gpus.cpp test_engine_input_kind.cpp test_engine_library_use.cpp test_engine_search.cpp)
+add_kernelopt_test(test_engine test_engine_gpus.cpp test_engine_input_kind.cpp test_engine_library_use.cpp test_engine_search.cpp test_engine_decisions.cpp)

@@ -212,3 +212,27 @@ TEST(BenchRows, HostTimeAndGpuAloneSpeedupFromTheHiddenHostTiming) {
   EXPECT_TRUE(older["gpu_speedup"].is_null());
   EXPECT_TRUE(older["gpu_ceiling"].is_null());
 }
+
+TEST(BenchRows, DecisionColumnsFromAReportWithDecisions) {
+  const auto tried = [](const std::string& name, const std::string& status, const std::string& gate, double base,
+                        double cand) {
+    return json{{"name", name}, {"status", status}, {"gate", gate},
+                {"speedup", {{"speedup", base / cand}, {"ci_low", 1.0}, {"ci_high", 1.0}, {"baseline_ms", base},
+                             {"candidate_ms", cand}}}};
+  };
+  json report = {{"decisions",
+                  {{"kept", "freezing"},
+                   {"tried",
+                    {{{"name", "default"}, {"status", "baseline"}, {"gate", ""}, {"speedup", nullptr}},
+                     tried("cudagraphs", "rejected", "model", 2.0, 0.5),        // wrong: not a correct mode
+                     tried("max_autotune", "rejected", "performance", 2.2, 1.9),  // correct, not faster beyond noise
+                     tried("freezing", "kept", "", 2.0, 1.2)}}}},
+                 {"end_to_end", {{"optimized_ms", {{"median", 1.1}}}}}};
+  const json d = decision_columns(report);
+  EXPECT_EQ(d["kept"], "freezing");
+  EXPECT_DOUBLE_EQ(d["compile_default_ms"].get<double>(), 2.0);  // the median of 2.0, 2.2, 2.0
+  EXPECT_EQ(d["best_mode"], "max_autotune");                   // freezing is no mode; cudagraphs was wrong
+  EXPECT_DOUBLE_EQ(d["best_mode_ms"].get<double>(), 1.9);
+  EXPECT_DOUBLE_EQ(d["with_decisions_ms"].get<double>(), 1.1);
+  EXPECT_TRUE(decision_columns(json{{"end_to_end", json::object()}}).is_null());
+}

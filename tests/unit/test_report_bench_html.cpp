@@ -198,3 +198,14 @@ TEST(BenchHtml, NoCostOrProblemRooflineSummaryFromOlderRows) {
   EXPECT_EQ(h.find("id=\"e2e-roofline-summary\""), std::string::npos);
   EXPECT_EQ(h.find("id=\"cost-summary\""), std::string::npos);
 }
+
+TEST(BenchHtml, DecisionsTableOnlyWhereRowsSearchedThem) {
+  json bench = synthetic();
+  EXPECT_EQ(bench_html(bench).find("decisions-table"), std::string::npos);
+  bench["problems"][0]["decisions"] = {{"kept", "cudagraphs"}, {"compile_default_ms", 2.0}, {"best_mode", "cudagraphs"},
+                                       {"best_mode_ms", 1.0}, {"with_decisions_ms", 0.9}};
+  const std::string h = bench_html(bench);
+  EXPECT_NE(h.find("decisions-table"), std::string::npos);
+  EXPECT_NE(h.find("<td>cudagraphs</td><td>2.0000</td><td>1.0000 (cudagraphs)</td><td>0.9000</td>"), std::string::npos)
+      << h;
+}

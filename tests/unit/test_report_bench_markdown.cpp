@@ -49,3 +49,21 @@ TEST(ReportBenchMarkdown, AdversarialTableHasARowPerCaseWithPipesEscaped) {
   EXPECT_NE(md.find("| a_control | t | passed | - | FAIL | no verdict recorded for this case |"), std::string::npos) << md;
   EXPECT_NE(md.find("1 failed"), std::string::npos) << md;
 }
+
+TEST(ReportBenchMarkdown, DecisionsTableOnlyWhereRowsSearchedThem) {
+  json report = softmax_report();
+  std::vector<json> rows = {bench_row("level1/softmax.py", report, "")};
+  EXPECT_EQ(bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}})
+                .find("Whole-model decisions"),
+            std::string::npos);
+  report["decisions"] = {{"kept", "cudagraphs"},
+                         {"tried", {{{"name", "cudagraphs"}, {"status", "kept"}, {"gate", ""},
+                                     {"speedup", {{"speedup", 2.0}, {"ci_low", 1.9}, {"ci_high", 2.1},
+                                                  {"baseline_ms", 0.2}, {"candidate_ms", 0.1}}}}}}};
+  rows = {bench_row("level1/softmax.py", report, "")};
+  const std::string md = bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}});
+  const auto s = cells(line_of(md, "| level1/softmax.py | cudagraphs |"));
+  ASSERT_EQ(s.size(), 5u) << md;
+  EXPECT_EQ(s[2], "0.2000");
+  EXPECT_EQ(s[3], "0.1000 (cudagraphs)");
+}

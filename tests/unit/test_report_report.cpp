@@ -155,3 +155,25 @@ TEST(Report, MemoryIsTheLargestOpPeakOverTheWorkingSet) {
   const json cpu = to_json(with_cost())["memory"];  // no peaks measured (the CPU): nulls, and no line in report.md
   EXPECT_TRUE(cpu["peak_gb"].is_null() && cpu["factor"].is_null());
 }
+
+TEST(Report, DecisionsAreListedOnlyWhenSearched) {
+  Report r = with_cost();
+  EXPECT_FALSE(to_json(r).contains("decisions"));  // without --decisions: report.json as before
+  EXPECT_EQ(to_markdown(to_json(r)).find("Whole-model decisions"), std::string::npos);
+  r.decisions = {{"kept", "cudagraphs"},
+                 {"settings", {{"mode", "reduce-overhead"}}},
+                 {"tried",
+                  {{{"name", "default"}, {"status", "baseline"}, {"why", "the baseline"}, {"gate", ""}, {"speedup", nullptr}},
+                   {{"name", "cudagraphs"}, {"status", "kept"}, {"why", "the fastest decision that passed every gate"},
+                    {"gate", ""}, {"speedup", {{"speedup", 2.28}, {"ci_low", 2.2}, {"ci_high", 2.35}}}},
+                   {{"name", "freezing"}, {"status", "rejected"}, {"why", "not faster than torch.compile default beyond noise"},
+                    {"gate", "performance"}, {"speedup", {{"speedup", 0.98}, {"ci_low", 0.95}, {"ci_high", 1.01}}}}}}};
+  const json j = to_json(r);
+  EXPECT_EQ(j["decisions"]["kept"], "cudagraphs");
+  const std::string md = to_markdown(j);
+  EXPECT_NE(md.find("Kept: **cudagraphs**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cudagraphs | kept | 2.280x [2.200, 2.350] | the fastest decision that passed every gate |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("| freezing | rejected | 0.980x [0.950, 1.010] | gate performance: not faster"), std::string::npos)
+      << md;
+}

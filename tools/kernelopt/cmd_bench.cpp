@@ -60,6 +60,7 @@ std::vector<std::string> child_args(const bench::BenchOptions& c) {
   a.insert(a.end(), same.begin(), same.end());
   if (!c.filter.empty()) a.insert(a.end(), {"--filter", c.filter});
   if (c.level > 0) a.insert(a.end(), {"--level", std::to_string(c.level)});
+  if (p.decisions) a.push_back("--decisions");
   return a;
 }
 
@@ -105,6 +106,9 @@ Runner add_bench(CLI::App& app) {
   sub->add_option("--device", o->optimize.device, "torch device (cpu: Triton's interpreter; GPU-only cases skipped)")
       ->capture_default_str()
       ->check(torch_device());
+  sub->add_flag("--decisions", o->optimize.decisions,
+                "each problem's run first searches whole-model decisions (optimize --decisions); the rows add "
+                "torch.compile default, the best torch.compile mode and kernelopt with decisions");
   sub->add_option("--timeout", o->optimize.request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
   sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md, bench.html); rerun to resume")->required();

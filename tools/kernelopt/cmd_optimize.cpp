@@ -177,6 +177,11 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
                   "workers searching kernels at once, one per GPU (N or all; the first N of CUDA_VISIBLE_DEVICES, "
                   "else of nvidia-smi -L); with --device cpu, N workers on the CPU")
       ->capture_default_str();
+  if (opts->input_kind == "module") {
+    sub->add_flag("--decisions", opts->decisions,
+                  "first search whole-model decisions (CUDA graphs, max-autotune, coordinate descent, freezing, "
+                  "channels_last), keep the best that passes every gate, then search kernels on its output");
+  }
   if (opts->input_kind == "helion") {
     sub->add_option("--helion-kernel", opts->helion_kernel, "which @helion.kernel of the file (default: its only one)");
     sub->add_flag("--helion-autotune", opts->helion_autotune,

@@ -19,12 +19,34 @@ from kernelopt.library.substitute import read_library, substitute
 class LibraryBackend:
     """A torch.compile backend. `used` lists (kernel name, library entry id) of every substitution."""
 
-    def __init__(self, library_path, device_name=None):
-        self.library_path = os.path.abspath(library_path)
-        self.entries = read_library(self.library_path)
+    def __init__(self, library_path, device_name=None, run=None):
+        self.library_path = os.path.abspath(library_path) if library_path is not None else None
+        self.entries = read_library(self.library_path) if library_path is not None else {}
         self._device_name = device_name
         self.used = []
         self._dir = None
+        # a run's kept whole-model decision (--decisions), from its manifest: its Inductor config and, for
+        # CUDA graphs, every output cloned (the next replay overwrites them); `decision` says which
+        self.decision, self._config, self._clone = "default", {}, False
+        if run is not None:
+            self._use_decision(run)
+
+    def _use_decision(self, run):
+        import json
+        import logging
+        from kernelopt.runtime.decision import CUDAGRAPH_MODES
+        from kernelopt.runtime.loader import decision_config
+        with open(os.path.join(run, "manifest.json")) as f:
+            kept = json.load(f).get("decision") or {}
+        settings = kept.get("settings") or {}
+        self.decision = kept.get("kept", "default")
+        self._config = decision_config(settings)
+        self._clone = settings.get("mode") in CUDAGRAPH_MODES
+        if self.decision != "default":
+            logging.getLogger("kernelopt").warning(
+                "kernelopt.backend: %s reproduces the whole-model decision %s%s (freezing's weight guard and "
+                "channels_last are kernelopt.load's only)", run, self.decision,
+                ": outputs cloned" if self._clone else "")
 
     def device_name(self):
         if self._device_name is None:
@@ -76,4 +98,13 @@ class LibraryBackend:
     def __call__(self, gm, example_inputs):
         from torch._inductor.compile_fx import compile_fx
         with self._substitutions():
-            return compile_fx(gm, example_inputs)
+            compiled = compile_fx(gm, example_inputs, config_patches=self._config or None)
+        if not self._clone:
+            return compiled
+        import torch
+
+        def cloned(*args):
+            return torch.utils._pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t,
+                                                compiled(*args))
+        cloned._boxed_call = getattr(compiled, "_boxed_call", False)  # Dynamo calls a boxed function with one list
+        return cloned

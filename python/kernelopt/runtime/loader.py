@@ -47,13 +47,26 @@ def substitutions(mapping, counter):
         PyCodeCache.load_by_key_path = classmethod(orig)
 
 
-def backend(mapping, counter):
-    """A torch.compile backend: Inductor, with the given module substitutions."""
+def decision_config(settings):
+    """Inductor's config patches for a kept whole-model decision's settings (torch.compile's mode and
+    options, as torch.compile itself turns them into config); {} for none."""
+    import torch
+    patches = {}
+    if settings and settings.get("mode"):
+        patches.update(torch._inductor.list_mode_options(settings["mode"]))
+    if settings and settings.get("options"):
+        patches.update(settings["options"])
+    return patches
+
+
+def backend(mapping, counter, config_patches=None):
+    """A torch.compile backend: Inductor (with a kept decision's config patches), with the given module
+    substitutions."""
     from torch._inductor.compile_fx import compile_fx
 
     def compile_with_substitutions(gm, example_inputs):
         with substitutions(mapping, counter):
-            compiled = compile_fx(gm, example_inputs)
+            compiled = compile_fx(gm, example_inputs, config_patches=config_patches or None)
 
         return compiled
 
@@ -82,9 +95,20 @@ class LoadedRun:
                 with open(os.path.join(run_dir, m["baseline"])) as f:
                     self.mapping[normalized_hash(f.read())] = os.path.abspath(os.path.join(run_dir, m["optimized"]))
         self._hits = []
+        # the kept whole-model decision (--decisions), reproduced: its settings, the outputs of a CUDA graph
+        # cloned (the next replay overwrites them), and a frozen model's weights guarded
+        self.decision = (self.manifest.get("decision") or {}).get("kept", "default")
+        self.settings = (self.manifest.get("decision") or {}).get("settings") or {}
+        from kernelopt.runtime.decision import DecisionGuard
+        self._guard = DecisionGuard(self.model, self.settings)
         torch._dynamo.reset()
-        self.compiled = torch.compile(self.model, backend=backend(self.mapping, self._hits))
+        self.compiled = torch.compile(self._guard.model,
+                                      backend=backend(self.mapping, self._hits, decision_config(self.settings)))
         self._grad_enabled, self._no_grad = torch.is_grad_enabled, torch.no_grad
+        if self.decision != "default":
+            import logging
+            logging.getLogger("kernelopt").warning("kernelopt: %s reproduces the whole-model decision %s (%s)",
+                                                   run_dir, self.decision, self._guard.describe())
 
     def substituted(self):
         """How many Inductor modules were replaced by optimized ones so far."""
@@ -93,6 +117,8 @@ class LoadedRun:
     def __call__(self, *inputs):
         # no_grad only where grad is on: entering it costs host time on every call, which the
         # end-to-end timing counts, and the bench already calls under no_grad like the baseline
+        if self._guard.active:
+            return self._guard.call(self.compiled, inputs)
         if self._grad_enabled():
             with self._no_grad():
                 return self.compiled(*inputs)

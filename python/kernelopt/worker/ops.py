@@ -18,6 +18,8 @@ from kernelopt.worker.protocol import checked
 
 # the ops each input kind implements, with the same answers (inputs/__init__.py)
 BY_KIND = ("validate", "capture", "parse", "compile", "check", "model_check", "profile", "bench", "final_check")
+# the ops only an nn.Module problem has (a standalone Triton file has no torch.compile settings to decide)
+MODULE_ONLY = ("decide",)
 
 
 def op_doctor(args):
@@ -74,7 +76,7 @@ def _by_kind(op):
 
 # every op behind the protocol (protocol.json): its arguments checked and given their defaults, its result checked
 TABLE = {op: checked(op, fn) for op, fn in {"doctor": op_doctor, "analyze": op_analyze, "helion_export": _helion_export,
-                                             "rewrite": _rewrite, **{op: _by_kind(op) for op in BY_KIND}}.items()}
+                                             "rewrite": _rewrite, **{op: _by_kind(op) for op in BY_KIND + MODULE_ONLY}}.items()}
 
 # by name too, for callers in-process (tests, bench scripts): ops.op_check(args) as the engine's "check"
 (op_validate, op_capture, op_parse, op_compile, op_check, op_model_check, op_profile, op_bench,

@@ -22,6 +22,12 @@ def _torch():
     return torch
 
 
+def op_decide(args):
+    """One whole-model decision's evidence (inputs/module/decisions.py)."""
+    from kernelopt.inputs.module.decisions import op_decide as decide
+    return decide(args)
+
+
 def op_parse(args):
     from kernelopt.artifact.inductor import ArtifactError
     try:
@@ -34,7 +40,7 @@ def op_parse(args):
 
 def _session(args):
     from kernelopt.inputs.module.session import get_session
-    return get_session(args["problem"], args["device"], args["seeds"])
+    return get_session(args["problem"], args["device"], args["seeds"], args.get("compile_settings"))
 
 
 def op_validate(args):

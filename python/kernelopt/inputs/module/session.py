@@ -85,7 +85,8 @@ def release_memory():
 
 
 class Session:
-    def __init__(self, problem_path, device, seeds):
+    def __init__(self, problem_path, device, seeds, settings=None):
+        self.settings = settings  # a kept whole-model decision's torch.compile settings; None = default
         self.problem_path = os.path.abspath(problem_path)
         self.problem = load_problem(self.problem_path)
         self.device = device
@@ -123,7 +124,11 @@ class Session:
         torch._dynamo.reset()
         PyCodeCache.load_by_key_path = classmethod(patched)
         try:
-            self._compiled = torch.compile(self.model)
+            if self.settings is None:
+                self._compiled = torch.compile(self.model)
+            else:
+                from kernelopt.inputs.module.decisions import compile_model
+                self._compiled = compile_model(self.model, self.settings)
             out = self._forward(self.seeds[0])
         finally:
             PyCodeCache.load_by_key_path = classmethod(orig)
@@ -139,6 +144,9 @@ class Session:
     def _forward(self, seed):
         """The compiled model on the seed's inputs, each module's call() arguments recorded."""
         inputs = make_inputs(self.problem, self.problem_path, seed, self.device)
+        if self.settings is not None:
+            from kernelopt.inputs.module.decisions import prepare
+            inputs = prepare(self.model, inputs, self.settings)[1]
         self._recording = True
         try:
             with torch.no_grad():
@@ -242,11 +250,13 @@ class Session:
         return storage_bytes(held)
 
 
-def get_session(problem_path, device, seeds):
-    key = (os.path.abspath(problem_path), file_hash(problem_path), device, tuple(seeds))
+def get_session(problem_path, device, seeds, settings=None):
+    import json
+    key = (os.path.abspath(problem_path), file_hash(problem_path), device, tuple(seeds),
+           json.dumps(settings, sort_keys=True))
     if key not in _SESSIONS:
         release_sessions()  # one model at a time: GPU memory is the limit, not compile time
-        _SESSIONS[key] = Session(problem_path, device, seeds).capture()
+        _SESSIONS[key] = Session(problem_path, device, seeds, settings).capture()
     return _SESSIONS[key]
 
 

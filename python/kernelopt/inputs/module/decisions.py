@@ -1,0 +1,174 @@
+"""Whole-model decisions (`kernelopt optimize --decisions`): the `decide` op's evidence for one decision.
+
+A decision is a fixed set of torch.compile settings from the engine's whitelist (src/engine/decisions):
+`mode`, Inductor `options` (coordinate_descent_tuning, freezing) and `channels_last`. The protocol's
+schema admits only those keys; this module applies them and measures, the engine decides (gate 1 on
+the settings, gate 3's model_gate on `runs`, the bootstrap interval on `samples_ms`).
+
+Memory: the decision's compiled model and torch.compile default's are the only compiled models alive;
+both are dropped, Dynamo reset and the allocator's cache emptied before the op returns.
+"""
+import copy
+
+import torch
+
+from kernelopt.problem import build_model, flatten, load_problem, make_inputs
+
+CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
+
+
+def uses_cudagraphs(settings):
+    return settings.get("mode") in CUDAGRAPH_MODES
+
+
+def has_convolutions(model):
+    return any(isinstance(m, torch.nn.modules.conv._ConvNd) for m in model.modules())
+
+
+def prepare(model, inputs, settings):
+    """The model and inputs as the decision runs them: channels_last moves the model and 4-D inputs."""
+    if settings.get("channels_last"):
+        model = model.to(memory_format=torch.channels_last)
+        inputs = [x.contiguous(memory_format=torch.channels_last) if isinstance(x, torch.Tensor) and x.dim() == 4
+                  else x for x in inputs]
+    return model, inputs
+
+
+def compile_model(model, settings):
+    """torch.compile with the decision's settings (mode or Inductor options; the engine never sends both)."""
+    kw = {}
+    if settings.get("mode"):
+        kw["mode"] = settings["mode"]
+    if settings.get("options"):
+        kw["options"] = dict(settings["options"])
+    if settings.get("channels_last"):
+        model = model.to(memory_format=torch.channels_last)
+    return torch.compile(model, **kw)
+
+
+def not_applicable(model, device, settings):
+    """Why the decision cannot run here (skipped, not failed), or None."""
+    if uses_cudagraphs(settings) and not str(device).startswith("cuda"):
+        return f"CUDA graphs need a CUDA device (this run's device is {device})"
+    if settings.get("channels_last") and not has_convolutions(model):
+        return "channels_last applies only to models with convolutions (this one has none)"
+    return None
+
+
+def mutates_inputs(model, inputs):
+    """True when the eager model writes any of its input tensors (CUDA graphs would replay stale copies)."""
+    before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    work = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        model(*work)
+    return any(isinstance(a, torch.Tensor) and not torch.equal(a, b) for a, b in zip(work, before))
+
+
+def reference(model, problem, path, seed, device):
+    """Float64 eager outputs of the model on the seed's inputs."""
+    model64 = copy.deepcopy(model).double()
+    ins = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+           for x in make_inputs(problem, path, seed, device)]
+    with torch.no_grad():
+        out = flatten(model64(*ins))
+    del model64, ins
+    return out
+
+
+def _outputs(compiled, inputs):
+    with torch.no_grad():
+        return [t.clone() for t in flatten(compiled(*inputs))]
+
+
+def correctness_runs(model, default, decided, problem, path, seeds, device, settings, tolerances):
+    """model_check's evidence per seed: the decision's outputs vs torch.compile default's, both vs the
+    float64 reference where they differ (gates/outputs.compare_outputs, as gate 3)."""
+    from kernelopt.gates.outputs import compare_outputs
+    from kernelopt.problem import describe
+    runs = []
+    for seed in seeds:
+        run = {"seed": seed, "error": None, "outputs": []}
+        try:
+            inputs = make_inputs(problem, path, seed, device)
+            base = _outputs(default, inputs)
+            cand = _outputs(decided, prepare(model, inputs, settings)[1])
+            run["outputs"] = compare_outputs(base, cand, tolerances,
+                                             lambda seed=seed: reference(model, problem, path, seed, device),
+                                             error_line=describe)
+        except Exception as exc:
+            run["error"] = describe(exc)[:500]
+        runs.append(run)
+    return runs
+
+
+def outputs_overwritten(out, kept):
+    """Whether the outputs an earlier call returned changed since (kept: their values then). Cudagraph
+    trees may refuse to read an output a later replay overwrote: that refusal is the overwrite seen."""
+    try:
+        return any(not torch.equal(t, k) for t, k in zip(out, kept))
+    except RuntimeError as exc:
+        if "overwritten" in str(exc):
+            return True
+        raise
+
+
+def cudagraph_checks(decided, model, problem, path, seeds, device, settings):
+    """What CUDA graphs may get wrong: outputs of one call overwritten by the next (the loader then clones),
+    and inputs at new addresses (a fresh copy of the first seed's inputs must give the same answers)."""
+    first = prepare(model, make_inputs(problem, path, seeds[0], device), settings)[1]
+    with torch.no_grad():
+        out = flatten(decided(*first))
+        kept = [t.clone() for t in out]
+        decided(*prepare(model, make_inputs(problem, path, seeds[-1], device), settings)[1])
+        overwritten = outputs_overwritten(out, kept)
+        moved = [x.clone() if isinstance(x, torch.Tensor) else x for x in first]
+        del first
+        again = [t.clone() for t in flatten(decided(*moved))]
+    new_addresses_ok = all(torch.equal(a, k) for a, k in zip(again, kept))
+    return {"outputs_overwritten": overwritten, "new_addresses_ok": new_addresses_ok}
+
+
+def release():
+    from kernelopt.inputs.module.session import release_memory
+    torch._dynamo.reset()
+    release_memory()
+
+
+def op_decide(args):
+    """The evidence for one decision: skipped (with the reason), refused (with the reason), or
+    correctness runs on every seed, the decision's checks and interleaved timing samples against
+    torch.compile default."""
+    from kernelopt.device import timing
+    from kernelopt.inputs.module.session import release_sessions
+    release_sessions()  # the capture's compiled model is not needed here: one model at a time
+    path, device, seeds = args["problem"], args["device"], args["seeds"]
+    settings = args["decision"]["settings"]
+    result = {"decision": args["decision"]["name"], "skipped": None, "refused": None, "runs": [],
+              "checks": {}, "samples_ms": {}}
+    problem = load_problem(path)
+    model = build_model(problem, path, device)
+    result["skipped"] = not_applicable(model, device, settings)
+    if result["skipped"]:
+        return result
+    if uses_cudagraphs(settings) and mutates_inputs(model, make_inputs(problem, path, seeds[0], device)):
+        result["refused"] = "the model writes its inputs: a CUDA graph would replay on its static copies"
+        return result
+    release()
+    default = torch.compile(copy.deepcopy(model))
+    decided = compile_model(copy.deepcopy(model), settings)
+    try:
+        result["runs"] = correctness_runs(model, default, decided, problem, path, seeds, device, settings,
+                                          args["tolerances"])
+        if uses_cudagraphs(settings):
+            result["checks"] = cudagraph_checks(decided, model, problem, path, seeds, device, settings)
+        inputs = make_inputs(problem, path, seeds[0], device)
+        cand_inputs = prepare(model, inputs, settings)[1]
+        with torch.no_grad():
+            result["samples_ms"] = timing.interleaved(
+                {"baseline": lambda: default(*inputs), "candidate": lambda: decided(*cand_inputs)},
+                trials=args["trials"], warmup=3, on_gpu=str(device).startswith("cuda"))
+        del inputs, cand_inputs
+    finally:
+        del default, decided
+        release()
+    return result

@@ -1,0 +1,277 @@
+#include "engine/decisions.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/context.hpp"
+#include "engine/run_dir.hpp"
+#include "verify/model_gate.hpp"
+
+namespace kernelopt::engine {
+
+using nlohmann::json;
+
+namespace {
+
+const std::set<std::string> kModes = {"reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"};
+const std::set<std::string> kOptions = {"coordinate_descent_tuning", "freezing"};
+// a decision's row in the store: a candidate of no module, named after the decision
+constexpr int kDecisionModule = -1;
+const std::string kDecisionKernel = "decision";
+
+verify::Verdict static_fail(const std::string& why, const json& settings) {
+  return {"static", false, why, {{"settings", settings}}};
+}
+
+std::vector<double> samples_of(const json& evidence, const char* key) {
+  std::vector<double> out;
+  const json& s = evidence.value("samples_ms", json::object());
+  if (!s.is_object() || !s.contains(key) || !s[key].is_array()) return out;
+  for (const auto& v : s[key]) {
+    if (v.is_number()) out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+DecisionOutcome rejected(DecisionOutcome o, const std::string& gate, const std::string& why) {
+  o.status = "rejected";
+  o.gate = gate;
+  o.why = why;
+  return o;
+}
+
+}  // namespace
+
+const std::vector<Decision>& decision_space() {
+  static const std::vector<Decision> space = {
+      {"default", json::object(), "torch.compile with no settings (the baseline)"},
+      {"cudagraphs", {{"mode", "reduce-overhead"}}, "CUDA graphs (cudagraph trees): one replay per call"},
+      {"max_autotune", {{"mode", "max-autotune-no-cudagraphs"}}, "Inductor's GEMM/conv templates, epilogues fused"},
+      {"cudagraphs_max_autotune", {{"mode", "max-autotune"}}, "the templates and CUDA graphs together"},
+      {"coordinate_descent", {{"options", {{"coordinate_descent_tuning", true}}}},
+       "Inductor's coordinate-descent tuning of kernel configs"},
+      {"freezing", {{"options", {{"freezing", true}}}}, "weights as constants (conv-BN folded), inference only"},
+      {"channels_last", {{"channels_last", true}}, "model and 4-D inputs channels_last (convolution networks)"},
+  };
+  return space;
+}
+
+std::optional<Decision> decision_named(const std::string& name) {
+  for (const auto& d : decision_space()) {
+    if (d.name == name) return d;
+  }
+  return std::nullopt;
+}
+
+verify::Verdict decision_static_gate(const json& settings) {
+  if (!settings.is_object()) return static_fail("settings are not an object", settings);
+  for (const auto& [key, value] : settings.items()) {
+    if (key == "mode") {
+      if (!value.is_null() && !(value.is_string() && kModes.count(value.get<std::string>()))) {
+        return static_fail("mode " + value.dump() + " is not one of the whitelisted torch.compile modes", settings);
+      }
+    } else if (key == "options") {
+      if (!value.is_object()) return static_fail("options are not an object", settings);
+      for (const auto& [opt, v] : value.items()) {
+        if (!kOptions.count(opt)) return static_fail("Inductor option " + opt + " is not whitelisted", settings);
+        if (!v.is_boolean()) return static_fail("Inductor option " + opt + " is not a boolean", settings);
+      }
+    } else if (key == "channels_last") {
+      if (!value.is_boolean()) return static_fail("channels_last is not a boolean", settings);
+    } else {
+      return static_fail("setting " + key + " is not whitelisted", settings);
+    }
+  }
+  const bool has_mode = settings.contains("mode") && !settings["mode"].is_null();
+  if (has_mode && settings.contains("options") && !settings["options"].empty()) {
+    return static_fail("a mode and Inductor options together (torch.compile takes one or the other)", settings);
+  }
+  return {"static", true, "", {{"settings", settings}}};
+}
+
+json DecisionOutcome::to_json() const {
+  json j = {{"name", name}, {"settings", settings}, {"status", status}, {"why", why}, {"gate", gate},
+            {"checks", checks}, {"speedup", nullptr}};
+  if (speedup) {
+    j["speedup"] = {{"speedup", speedup->speedup}, {"ci_low", speedup->ci_low}, {"ci_high", speedup->ci_high},
+                    {"baseline_ms", speedup->baseline_median}, {"candidate_ms", speedup->candidate_median},
+                    {"n", speedup->n_candidate}};
+  }
+  return j;
+}
+
+DecisionOutcome DecisionOutcome::from_json(const json& j) {
+  DecisionOutcome o;
+  o.name = j.value("name", "");
+  o.settings = j.value("settings", json::object());
+  o.status = j.value("status", "");
+  o.why = j.value("why", "");
+  o.gate = j.value("gate", "");
+  o.checks = j.value("checks", json());
+  if (j.contains("speedup") && j["speedup"].is_object()) {
+    const json& s = j["speedup"];
+    verify::SpeedupEstimate e;
+    e.speedup = s.value("speedup", 1.0);
+    e.ci_low = s.value("ci_low", 1.0);
+    e.ci_high = s.value("ci_high", 1.0);
+    e.baseline_median = s.value("baseline_ms", 0.0);
+    e.candidate_median = s.value("candidate_ms", 0.0);
+    e.n_baseline = e.n_candidate = s.value("n", std::size_t{0});
+    o.speedup = e;
+  }
+  return o;
+}
+
+DecisionOutcome judge_decision(const Decision& d, const json& evidence, int min_samples) {
+  DecisionOutcome o{d.name, d.settings, "", "", "", std::nullopt, evidence.value("checks", json::object())};
+  if (evidence.contains("skipped") && evidence["skipped"].is_string()) {
+    o.status = "skipped";
+    o.why = evidence["skipped"].get<std::string>();
+    return o;
+  }
+  if (evidence.contains("refused") && evidence["refused"].is_string()) {
+    return rejected(o, "decision", evidence["refused"].get<std::string>());
+  }
+  const verify::Verdict model = verify::model_gate(evidence);
+  if (!model.passed) return rejected(o, "model", model.reason);
+  if (o.checks.is_object() && o.checks.value("new_addresses_ok", true) == false) {
+    return rejected(o, "decision", "inputs at new addresses gave other answers than the first call's");
+  }
+  const auto base = samples_of(evidence, "baseline");
+  const auto cand = samples_of(evidence, "candidate");
+  if (static_cast<int>(std::min(base.size(), cand.size())) < min_samples) {
+    return rejected(o, "performance", "fewer than " + std::to_string(min_samples) + " timing samples per series");
+  }
+  try {
+    o.speedup = verify::estimate_speedup(base, cand);
+  } catch (const std::invalid_argument& e) {
+    return rejected(o, "performance", std::string("bad timing samples: ") + e.what());
+  }
+  if (!o.speedup->faster_beyond_noise(1.0)) {
+    return rejected(o, "performance", "not faster than torch.compile default beyond noise");
+  }
+  o.status = "passed";
+  o.why = "passed every gate";
+  return o;
+}
+
+std::string choose_decision(std::vector<DecisionOutcome>& outcomes) {
+  DecisionOutcome* best = nullptr;
+  for (auto& o : outcomes) {
+    if (o.status == "passed" && (!best || o.speedup->speedup > best->speedup->speedup)) best = &o;
+  }
+  for (auto& o : outcomes) {
+    if (best && &o != best && o.status == "passed") o.why = "passed, but " + best->name + " is faster";
+  }
+  if (best) {
+    best->status = "kept";
+    best->why = "the fastest decision that passed every gate";
+    return best->name;
+  }
+  for (auto& o : outcomes) {
+    if (o.name == "default") {
+      o.status = "kept";
+      o.why = "no other decision passed every gate";
+    }
+  }
+  return "default";
+}
+
+json DecisionSearch::to_json() const {
+  json tried = json::array();
+  for (const auto& o : outcomes) tried.push_back(o.to_json());
+  return {{"kept", kept.name}, {"settings", kept.settings}, {"tried", tried}};
+}
+
+namespace {
+
+/// The outcome a resumed run's store already holds for the decision, if any.
+std::optional<DecisionOutcome> recorded_outcome(Context& ctx, const std::string& name) {
+  for (const auto& c : ctx.store.candidates(ctx.run_id)) {
+    if (c.module != kDecisionModule || c.kernel != kDecisionKernel || c.source_hash != name) continue;
+    for (const auto& v : ctx.store.verdicts(c.id)) {
+      if (v.gate == "decision") return DecisionOutcome::from_json(v.evidence);
+    }
+  }
+  return std::nullopt;
+}
+
+/// The decision's row (a candidate; the store's statuses have no "skipped": a skipped decision is a rejected
+/// one, its verdict's evidence says skipped) and its verdict; returns the row's id.
+std::int64_t record_outcome(Context& ctx, const DecisionOutcome& o) {
+  store::CandidateRecord c;
+  c.run_id = ctx.run_id;
+  c.module = kDecisionModule;
+  c.kernel = kDecisionKernel;
+  c.source_hash = o.name;
+  c.origin = "decisions";
+  c.meta = o.settings;
+  c.status = o.status == "passed" ? "passed" : "rejected";
+  const auto [rec, inserted] = ctx.store.add_candidate(c);
+  (void)inserted;
+  store::VerdictRecord v;
+  v.candidate_id = rec.id;
+  v.gate = "decision";
+  v.passed = o.status == "passed";
+  v.reason = o.why;
+  v.evidence = o.to_json();
+  ctx.store.add_verdict(v);
+  return rec.id;
+}
+
+DecisionOutcome try_decision(Context& ctx, const Decision& d) {
+  DecisionOutcome o{d.name, d.settings, "", "", "", std::nullopt, json::object()};
+  const verify::Verdict st = decision_static_gate(d.settings);
+  if (!st.passed) return rejected(o, "static", st.reason);
+  json args = ctx.base_args;
+  args["decision"] = {{"name", d.name}, {"settings", d.settings}};
+  args["tolerances"] = ctx.options.tolerances_json();
+  args["trials"] = ctx.options.gate_trials;
+  const worker::Reply r = ctx.ask("decide", args);
+  if (!r.ok()) return rejected(o, "worker", r.error);
+  return judge_decision(d, r.result);
+}
+
+}  // namespace
+
+DecisionSearch search_decisions(Context& ctx) {
+  spdlog::info("[0/5] whole-model decisions: {} to try", decision_space().size() - 1);
+  DecisionSearch search;
+  std::map<std::string, std::int64_t> ids;  // decision -> its store row, for those judged in this invocation
+  for (const auto& d : decision_space()) {
+    if (d.name == "default") {
+      search.outcomes.push_back({d.name, d.settings, "baseline", "the baseline every decision is timed against",
+                                 "", std::nullopt, json::object()});
+      continue;
+    }
+    auto recorded = ctx.continuing ? recorded_outcome(ctx, d.name) : std::nullopt;
+    DecisionOutcome o = recorded ? *recorded : try_decision(ctx, d);
+    if (!recorded) ids[d.name] = record_outcome(ctx, o);
+    if (o.speedup) {
+      spdlog::info("  decision {}: {} {:.3f}x [{:.3f}, {:.3f}]{}", o.name, o.status, o.speedup->speedup,
+                   o.speedup->ci_low, o.speedup->ci_high, recorded ? " (recorded)" : "");
+    } else {
+      spdlog::info("  decision {}: {}: {}{}", o.name, o.status, o.why, recorded ? " (recorded)" : "");
+    }
+    search.outcomes.push_back(o);
+  }
+  search.kept = *decision_named(choose_decision(search.outcomes));
+  if (ids.count(search.kept.name)) ctx.store.set_candidate_status(ids[search.kept.name], "kept");
+  spdlog::info("  kept decision: {}", search.kept.name);
+  return search;
+}
+
+json decisions_before_capture(Context& ctx, RunDir& run_dir) {
+  if (!ctx.options.decisions) return nullptr;
+  const DecisionSearch search = search_decisions(ctx);
+  run_dir.set_decision({{"kept", search.kept.name}, {"settings", search.kept.settings}});
+  // the kernel search runs on the kept decision's output modules; default adds nothing to any request
+  if (search.kept.name != "default") ctx.base_args["compile_settings"] = search.kept.settings;
+  return search.to_json();
+}
+
+}  // namespace kernelopt::engine

@@ -1,0 +1,80 @@
+/// \file
+/// Whole-model decisions (`--decisions`): named, fixed sets of torch.compile settings, searched before
+/// the kernel search and judged like kernels. The whitelist is here and nowhere else: a decision's
+/// settings are never free-form and never come from an LLM; the worker's `decide` op only applies and
+/// measures them (python/kernelopt/inputs/module/decisions.py), the engine decides.
+///
+/// Gates at model level: 1, static (`decision_static_gate`: every setting in the whitelist); 2-3, the
+/// worker's correctness runs against torch.compile default and float64 eager (verify::model_gate, the
+/// float64 fallback of gate 3); the decision's own checks (CUDA graphs: inputs at new addresses; a model
+/// that writes its inputs is refused); 4, performance (bootstrap interval of default/decision above 1).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "verify/stats.hpp"
+#include "verify/verdict.hpp"
+
+namespace kernelopt::engine {
+
+struct Context;
+class RunDir;
+
+struct Decision {
+  std::string name;
+  nlohmann::json settings;  ///< {"mode"?, "options"?, "channels_last"?}: protocol.json's compile_settings
+  std::string what;         ///< one line for the report and README
+};
+
+/// The whitelist, `default` first (torch.compile with no settings: the baseline every other is timed
+/// against, and the decision kept when none passes).
+const std::vector<Decision>& decision_space();
+/// The decision of that name, or none.
+std::optional<Decision> decision_named(const std::string& name);
+
+/// Gate 1 at model level: passes iff `settings` is an object whose every key and value the whitelist
+/// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning and freezing
+/// (booleans), `channels_last` a boolean, and not a mode and options together (torch.compile refuses).
+verify::Verdict decision_static_gate(const nlohmann::json& settings);
+
+struct DecisionOutcome {
+  std::string name;
+  nlohmann::json settings;
+  std::string status;  ///< "kept" | "passed" (not the fastest) | "rejected" | "skipped" | "baseline"
+  std::string why;     ///< one line: why kept, rejected or skipped
+  std::string gate;    ///< the failing gate when rejected
+  std::optional<verify::SpeedupEstimate> speedup;  ///< default / decision, when timed
+  nlohmann::json checks;                           ///< the decision's own checks (CUDA graphs)
+
+  nlohmann::json to_json() const;
+  static DecisionOutcome from_json(const nlohmann::json& j);
+};
+
+/// One decision judged from the worker's `decide` evidence (its result, as protocol.json defines it):
+/// skipped, refused, gates 3 and 4 and the decision's checks, in that order. Pure; never throws.
+DecisionOutcome judge_decision(const Decision& d, const nlohmann::json& evidence, int min_samples = 10);
+
+/// The fastest passing decision's outcome is marked "kept"; none passing keeps `default`. Returns the
+/// kept decision's name.
+std::string choose_decision(std::vector<DecisionOutcome>& outcomes);
+
+struct DecisionSearch {
+  Decision kept;
+  std::vector<DecisionOutcome> outcomes;  ///< every decision tried, in the whitelist's order
+  nlohmann::json to_json() const;         ///< {"kept", "settings", "tried": [...]}: report.json and the manifest
+};
+
+/// Every decision through the gates (one `decide` request each; progress lines), each verdict recorded in
+/// the store; a resumed run reuses the decisions its store already judged.
+DecisionSearch search_decisions(Context& ctx);
+
+/// `--decisions`: the search, the kept decision written into the run directory's manifest and its settings
+/// into every later request on the problem (`compile_settings` in ctx.base_args, except for `default`);
+/// returns the report's "decisions". Without `--decisions`: no request, nothing changed, null.
+nlohmann::json decisions_before_capture(Context& ctx, RunDir& run_dir);
+
+}  // namespace kernelopt::engine

@@ -1,0 +1,87 @@
+"""kernelopt.load of a run whose manifest keeps a whole-model decision (--decisions), on the CPU:
+the manifest's decision is reproduced and said (attribute and log line), and freezing's guard refuses a
+call after the weights changed. CUDA graphs' output clone is shown on a GPU (tests/gpu)."""
+import json
+import logging
+import textwrap
+
+import pytest
+import torch
+
+from kernelopt.runtime.loader import decision_config, load_run
+from kernelopt.runtime.decision import WeightsChangedError
+
+PROBLEM = textwrap.dedent('''
+    import torch
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 8)
+        def forward(self, x):
+            return torch.relu(self.fc(x)) + 1.0
+    def get_inputs():
+        return [torch.randn(4, 16)]
+    def get_init_inputs():
+        return []
+''')
+
+
+def make_run(tmp_path, decision):
+    (tmp_path / "problem.py").write_text(PROBLEM)
+    torch.manual_seed(0)
+    ns = {}
+    exec(PROBLEM, ns)
+    torch.save(ns["Model"]().state_dict(), tmp_path / "weights.pt")
+    manifest = {"problem": "problem.py", "weights": "weights.pt", "modules": []}
+    if decision is not None:
+        manifest["decision"] = decision
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    return str(tmp_path)
+
+
+def test_a_manifest_without_a_decision_loads_as_default(tmp_path):
+    loaded = load_run(make_run(tmp_path, None), device="cpu")
+    assert loaded.decision == "default" and not loaded._guard.active
+
+
+def test_freezing_is_reproduced_and_said(tmp_path, caplog):
+    run = make_run(tmp_path, {"kept": "freezing", "settings": {"options": {"freezing": True}}})
+    with caplog.at_level(logging.WARNING, logger="kernelopt"):
+        loaded = load_run(run, device="cpu")
+    assert loaded.decision == "freezing"
+    assert any("freezing" in r.getMessage() for r in caplog.records)
+    x = torch.randn(4, 16)
+    expected = loaded.model(x)
+    torch.testing.assert_close(loaded(x), expected)
+
+
+def test_freezing_refuses_a_call_after_the_weights_changed(tmp_path):
+    run = make_run(tmp_path, {"kept": "freezing", "settings": {"options": {"freezing": True}}})
+    loaded = load_run(run, device="cpu")
+    x = torch.randn(4, 16)
+    loaded(x)
+    state = {k: v + 1.0 for k, v in loaded.model.state_dict().items()}
+    loaded.model.load_state_dict(state)
+    with pytest.raises(WeightsChangedError, match="load the run again"):
+        loaded(x)
+
+
+def test_decision_config_is_torch_compiles_own_for_the_mode():
+    assert decision_config({"mode": "reduce-overhead"}) == {"triton.cudagraphs": True}
+    assert decision_config({"options": {"coordinate_descent_tuning": True}}) == {"coordinate_descent_tuning": True}
+    assert decision_config({}) == {}
+
+
+def test_backend_reproduces_a_runs_decision(tmp_path, caplog):
+    import kernelopt
+    run = make_run(tmp_path, {"kept": "freezing", "settings": {"options": {"freezing": True}}})
+    with caplog.at_level(logging.WARNING, logger="kernelopt"):
+        be = kernelopt.backend(run=run)
+    assert be.decision == "freezing" and be._config == {"freezing": True}
+    assert any("freezing" in r.getMessage() for r in caplog.records)
+    loaded = load_run(make_run(tmp_path, None), device="cpu")
+    x = torch.randn(4, 16)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(loaded.model, backend=be)(x), loaded.model(x))
+    assert kernelopt.backend(run=make_run(tmp_path, None)).decision == "default"

@@ -1,0 +1,106 @@
+"""The `decide` op on the CPU (Inductor's C++ backend): a decision's evidence for the engine.
+
+Freezing and coordinate descent run on CPU Inductor; CUDA graphs are skipped with the reason, and
+channels_last on a model without convolutions too (tests/gpu/test_decisions_gpu.py covers CUDA graphs).
+"""
+import textwrap
+
+import pytest
+
+from kernelopt.worker import ops
+
+TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "float16": {"atol": 1e-2, "rtol": 1e-2},
+       "bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+
+LINEAR = textwrap.dedent('''
+    import torch
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 8)
+        def forward(self, x):
+            return torch.relu(self.fc(x)) * 2.0
+    def get_inputs():
+        return [torch.randn(4, 16)]
+    def get_init_inputs():
+        return []
+''')
+
+
+@pytest.fixture
+def problem(tmp_path):
+    path = tmp_path / "linear.py"
+    path.write_text(LINEAR)
+    return str(path)
+
+
+def decide(problem, name, settings, trials=3):
+    return ops.TABLE["decide"]({"problem": problem, "device": "cpu", "seeds": [0, 1, 2], "tolerances": TOL,
+                                "decision": {"name": name, "settings": settings}, "trials": trials})
+
+
+def test_freezing_on_cpu_gives_runs_on_every_seed_and_samples(problem):
+    r = decide(problem, "freezing", {"options": {"freezing": True}})
+    assert r["skipped"] is None and r["refused"] is None
+    assert [run["seed"] for run in r["runs"]] == [0, 1, 2]
+    assert all(run["error"] is None and run["outputs"] and all(o["matches_baseline"] for o in run["outputs"])
+               for run in r["runs"])
+    assert len(r["samples_ms"]["baseline"]) == 3 and len(r["samples_ms"]["candidate"]) == 3
+
+
+def test_cudagraphs_on_cpu_is_skipped_with_the_reason(problem):
+    r = decide(problem, "cudagraphs", {"mode": "reduce-overhead"})
+    assert r["skipped"] and "CUDA" in r["skipped"]
+    assert r["runs"] == [] and r["samples_ms"] == {}
+
+
+def test_channels_last_without_convolutions_is_skipped(problem):
+    r = decide(problem, "channels_last", {"channels_last": True})
+    assert r["skipped"] and "convolutions" in r["skipped"]
+
+
+def test_settings_outside_the_whitelist_are_refused_by_the_protocol(problem):
+    with pytest.raises(Exception, match="Additional properties"):
+        decide(problem, "evil", {"mode": "max-autotune", "options": {"dynamic": True}})
+
+
+CONV = textwrap.dedent('''
+    import torch
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        def forward(self, x):
+            return torch.relu(self.conv(x))
+    def get_inputs():
+        return [torch.randn(2, 3, 8, 8)]
+    def get_init_inputs():
+        return []
+''')
+
+
+def test_channels_last_on_a_convolution_network_runs_and_matches(tmp_path):
+    path = tmp_path / "conv.py"
+    path.write_text(CONV)
+    r = decide(str(path), "channels_last", {"channels_last": True})
+    assert r["skipped"] is None
+    assert len(r["runs"]) == 3 and all(run["error"] is None for run in r["runs"])
+    assert all(o["matches_baseline"] or o["ref_err_candidate"] is not None for run in r["runs"] for o in run["outputs"])
+
+
+def test_a_model_that_writes_its_inputs_is_seen_and_one_that_does_not_is_not():
+    import torch
+    from kernelopt.inputs.module.decisions import mutates_inputs
+
+    class Writes(torch.nn.Module):
+        def forward(self, x):
+            x.mul_(2.0)
+            return x + 1
+
+    class Reads(torch.nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+    x = torch.randn(4)
+    assert mutates_inputs(Writes(), [x]) is True
+    assert mutates_inputs(Reads(), [x]) is False

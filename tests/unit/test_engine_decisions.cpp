@@ -1,0 +1,267 @@
+// Whole-model decisions: the whitelist's static gate, judging one decision's evidence, choosing the kept
+// one, and the search over a worker that replays `decide` replies (each checked against the protocol)
+// with a real SQLite store, resumed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/context.hpp"
+#include "engine/decisions.hpp"
+#include "engine/run_dir.hpp"
+#include "store/store.hpp"
+#include "util/fs.hpp"
+#include "worker/protocol.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace kernelopt;
+
+namespace {
+
+std::vector<double> around(double ms, int n) {
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) out.push_back(ms * (1.0 + 0.001 * (i % 5)));
+  return out;
+}
+
+json runs(bool match) {
+  json out = json::array();
+  for (int seed : {0, 1, 2}) {
+    out.push_back({{"seed", seed}, {"error", nullptr},
+                   {"outputs", {{{"index", 0}, {"matches_baseline", match}, {"max_abs_diff", match ? 0.0 : 0.5},
+                                 {"ref_err_baseline", match ? json() : json(1e-6)},
+                                 {"ref_err_candidate", match ? json() : json(0.5)}}}}});
+  }
+  return out;
+}
+
+json evidence(const std::string& name, double base_ms, double cand_ms, bool match = true, int n = 20) {
+  return {{"decision", name}, {"skipped", nullptr}, {"refused", nullptr}, {"runs", runs(match)},
+          {"checks", json::object()},
+          {"samples_ms", {{"baseline", around(base_ms, n)}, {"candidate", around(cand_ms, n)}}}};
+}
+
+const engine::Decision& named(const std::string& name) {
+  static std::map<std::string, engine::Decision> all;
+  if (all.empty()) {
+    for (const auto& d : engine::decision_space()) all[d.name] = d;
+  }
+  return all.at(name);
+}
+
+}  // namespace
+
+TEST(DecisionStaticGate, EveryWhitelistedDecisionPasses) {
+  EXPECT_LE(engine::decision_space().size(), 7u);  // default and at most six to try
+  for (const auto& d : engine::decision_space()) {
+    EXPECT_TRUE(engine::decision_static_gate(d.settings).passed) << d.name;
+    EXPECT_EQ(worker::protocol_violation("decide", "args",
+                                         {{"problem", "p.py"}, {"decision", {{"name", d.name}, {"settings", d.settings}}},
+                                          {"tolerances", engine::OptimizeOptions().tolerances_json()}}),
+              "")
+        << d.name;
+  }
+}
+
+TEST(DecisionStaticGate, SettingsOutsideTheWhitelistFail) {
+  const std::vector<std::pair<json, std::string>> bad = {
+      {{{"mode", "max-autotune-everything"}}, "mode"},
+      {{{"options", {{"triton.cudagraphs", true}}}}, "triton.cudagraphs"},
+      {{{"options", {{"freezing", "yes"}}}}, "boolean"},
+      {{{"backend", "eager"}}, "backend"},
+      {{{"mode", "reduce-overhead"}, {"options", {{"freezing", true}}}}, "together"},
+      {json::array(), "object"},
+  };
+  for (const auto& [settings, word] : bad) {
+    const auto v = engine::decision_static_gate(settings);
+    EXPECT_FALSE(v.passed) << settings.dump();
+    EXPECT_NE(v.reason.find(word), std::string::npos) << v.reason;
+  }
+}
+
+TEST(JudgeDecision, FasterAndCorrectPasses) {
+  const auto o = engine::judge_decision(named("cudagraphs"), evidence("cudagraphs", 2.0, 1.0));
+  EXPECT_EQ(o.status, "passed") << o.why;
+  ASSERT_TRUE(o.speedup);
+  EXPECT_GT(o.speedup->ci_low, 1.0);
+}
+
+TEST(JudgeDecision, SlowerFailsThePerformanceGate) {
+  const auto o = engine::judge_decision(named("cudagraphs"), evidence("cudagraphs", 1.0, 2.0));
+  EXPECT_EQ(o.status, "rejected");
+  EXPECT_EQ(o.gate, "performance");
+}
+
+TEST(JudgeDecision, WrongOutputsFailTheModelGateEvenWhenFaster) {
+  const auto o = engine::judge_decision(named("freezing"), evidence("freezing", 2.0, 1.0, false));
+  EXPECT_EQ(o.status, "rejected");
+  EXPECT_EQ(o.gate, "model");
+}
+
+TEST(JudgeDecision, SkippedRefusedAndMovedInputsAreNotKept) {
+  json skipped = evidence("cudagraphs", 2.0, 1.0);
+  skipped["skipped"] = "CUDA graphs need a CUDA device";
+  EXPECT_EQ(engine::judge_decision(named("cudagraphs"), skipped).status, "skipped");
+  json refused = evidence("cudagraphs", 2.0, 1.0);
+  refused["refused"] = "the model writes its inputs";
+  const auto r = engine::judge_decision(named("cudagraphs"), refused);
+  EXPECT_EQ(r.status, "rejected");
+  EXPECT_EQ(r.gate, "decision");
+  json moved = evidence("cudagraphs", 2.0, 1.0);
+  moved["checks"] = {{"outputs_overwritten", true}, {"new_addresses_ok", false}};
+  EXPECT_EQ(engine::judge_decision(named("cudagraphs"), moved).gate, "decision");
+}
+
+TEST(ChooseDecision, FastestPassingIsKeptElseDefault) {
+  std::vector<engine::DecisionOutcome> outcomes = {
+      {"default", json::object(), "baseline", "", "", std::nullopt, json::object()},
+      engine::judge_decision(named("cudagraphs"), evidence("cudagraphs", 2.0, 1.0)),
+      engine::judge_decision(named("max_autotune"), evidence("max_autotune", 2.0, 1.6)),
+  };
+  EXPECT_EQ(engine::choose_decision(outcomes), "cudagraphs");
+  EXPECT_EQ(outcomes[1].status, "kept");
+  EXPECT_EQ(outcomes[2].status, "passed");
+  EXPECT_EQ(outcomes[0].status, "baseline");
+  std::vector<engine::DecisionOutcome> none = {
+      {"default", json::object(), "baseline", "", "", std::nullopt, json::object()},
+      engine::judge_decision(named("cudagraphs"), evidence("cudagraphs", 1.0, 2.0)),
+  };
+  EXPECT_EQ(engine::choose_decision(none), "default");
+  EXPECT_EQ(none[0].status, "kept");
+}
+
+namespace {
+
+// Answers `decide` from a table of (base, candidate) medians per decision; counts the requests.
+class DecideWorker final : public engine::WorkerLink {
+ public:
+  std::map<std::string, std::pair<double, double>> times;
+  std::vector<std::string> asked;
+  worker::Reply request(const std::string& op, const json& args, int) override {
+    EXPECT_EQ(op, "decide");
+    EXPECT_EQ(worker::protocol_violation(op, "args", args), "") << args.dump();
+    const std::string name = args["decision"]["name"];
+    asked.push_back(name);
+    worker::Reply r;
+    auto it = times.find(name);
+    r.result = it == times.end() ? evidence(name, 1.0, 1.0) : evidence(name, it->second.first, it->second.second);
+    if (name == "cudagraphs" && args["device"] == "cpu") r.result["skipped"] = "CUDA graphs need a CUDA device";
+    EXPECT_EQ(worker::protocol_violation(op, "result", r.result), "") << r.result.dump();
+    return r;
+  }
+};
+
+class DecisionSearch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kernelopt_decisions_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    store_.emplace(store::Store::open(dir_ / "store.db"));
+    store::RunRecord rec;
+    rec.input_path = "net.py";
+    rec.input_hash = "h";
+    rec.out_dir = dir_.string();
+    rec.status = "running";
+    run_id_ = store_->create_run(rec);
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  engine::DecisionSearch search(const std::string& device, bool continuing) {
+    engine::Context ctx{options_, engine::input_kind_named("module"), worker_, *store_, run_id_, dir_,
+                        {{"problem", "net.py"}, {"device", device}, {"seeds", {0, 1, 2}}, {"input_kind", "module"}}};
+    ctx.continuing = continuing;
+    return engine::search_decisions(ctx);
+  }
+  engine::OptimizeOptions options_;
+  DecideWorker worker_;
+  fs::path dir_;
+  std::optional<store::Store> store_;
+  std::int64_t run_id_ = 0;
+};
+
+}  // namespace
+
+TEST_F(DecisionSearch, KeepsTheFastestPassingAndRecordsEveryVerdict) {
+  worker_.times = {{"max_autotune", {2.0, 1.5}}, {"freezing", {2.0, 1.2}}};
+  const auto s = search("cuda", false);
+  EXPECT_EQ(s.kept.name, "freezing");
+  EXPECT_EQ(worker_.asked.size(), engine::decision_space().size() - 1);  // default is never asked
+  EXPECT_EQ(store_->candidates(run_id_).size(), engine::decision_space().size() - 1);
+  const json j = s.to_json();
+  EXPECT_EQ(j["kept"], "freezing");
+  EXPECT_EQ(j["tried"].size(), engine::decision_space().size());
+}
+
+TEST_F(DecisionSearch, CudaGraphsSkippedOnTheCpuAndNothingFasterKeepsDefault) {
+  const auto s = search("cpu", false);
+  EXPECT_EQ(s.kept.name, "default");
+  for (const auto& o : s.outcomes) {
+    if (o.name == "cudagraphs") {
+      EXPECT_EQ(o.status, "skipped");
+    }
+  }
+}
+
+TEST_F(DecisionSearch, AResumedRunSkipsDecisionsAlreadyJudged) {
+  worker_.times = {{"coordinate_descent", {2.0, 1.3}}};
+  search("cuda", false);
+  worker_.asked.clear();
+  const auto again = search("cuda", true);
+  EXPECT_TRUE(worker_.asked.empty());
+  EXPECT_EQ(again.kept.name, "coordinate_descent");
+}
+
+TEST_F(DecisionSearch, WithoutTheFlagNothingIsAskedAndNoRequestOrManifestChanges) {
+  util::write_file_atomic(dir_ / "net.py", "# a problem\n");
+  auto run_dir = engine::RunDir::prepare(dir_ / "run", dir_ / "net.py", "h");
+  const json base = {{"problem", "net.py"}, {"device", "cuda"}, {"seeds", {0, 1, 2}}, {"input_kind", "module"}};
+  engine::Context ctx{options_, engine::input_kind_named("module"), worker_, *store_, run_id_, dir_, base};
+  EXPECT_TRUE(engine::decisions_before_capture(ctx, run_dir).is_null());
+  EXPECT_TRUE(worker_.asked.empty());
+  EXPECT_EQ(ctx.base_args, base);
+  run_dir.write_manifest();
+  EXPECT_FALSE(json::parse(util::read_file(dir_ / "run" / "manifest.json")).contains("decision"));
+}
+
+TEST_F(DecisionSearch, WithTheFlagTheKeptSettingsReachTheCaptureAndTheManifest) {
+  util::write_file_atomic(dir_ / "net.py", "# a problem\n");
+  auto run_dir = engine::RunDir::prepare(dir_ / "run", dir_ / "net.py", "h");
+  options_.decisions = true;
+  worker_.times = {{"freezing", {2.0, 1.2}}};
+  engine::Context ctx{options_, engine::input_kind_named("module"), worker_, *store_, run_id_, dir_,
+                      {{"problem", "net.py"}, {"device", "cuda"}, {"seeds", {0, 1, 2}}, {"input_kind", "module"}}};
+  const json report = engine::decisions_before_capture(ctx, run_dir);
+  EXPECT_EQ(report["kept"], "freezing");
+  EXPECT_EQ(ctx.base_args["compile_settings"], json({{"options", {{"freezing", true}}}}));
+  json capture = ctx.base_args;
+  capture["out_dir"] = "x";
+  EXPECT_EQ(worker::protocol_violation("capture", "args", capture), "");
+  run_dir.write_manifest();
+  const json manifest = json::parse(util::read_file(dir_ / "run" / "manifest.json"));
+  EXPECT_EQ(manifest["decision"]["kept"], "freezing");
+}
+
+TEST_F(DecisionSearch, TheStoreMarksTheKeptDecision) {
+  worker_.times = {{"max_autotune", {2.0, 1.5}}};
+  search("cpu", false);
+  int kept = 0;
+  for (const auto& c : store_->candidates(run_id_)) {
+    if (c.status == "kept") {
+      ++kept;
+      EXPECT_EQ(c.source_hash, "max_autotune");
+    }
+  }
+  EXPECT_EQ(kept, 1);
+}
