@@ -34,14 +34,14 @@ class LibraryBackend:
     def _use_decision(self, run):
         import json
         import logging
-        from kernelopt.runtime.decision import CUDAGRAPH_MODES
+        from kernelopt.runtime.decision import uses_cudagraphs
         from kernelopt.runtime.loader import decision_config
         with open(os.path.join(run, "manifest.json")) as f:
             kept = json.load(f).get("decision") or {}
         settings = kept.get("settings") or {}
         self.decision = kept.get("kept", "default")
         self._config = decision_config(settings)
-        self._clone = settings.get("mode") in CUDAGRAPH_MODES
+        self._clone = uses_cudagraphs(settings)
         if self.decision != "default":
             logging.getLogger("kernelopt").warning(
                 "kernelopt.backend: %s reproduces the whole-model decision %s%s (freezing's weight guard and "

@@ -15,6 +15,36 @@ import torch
 CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 
 
+def uses_cudagraphs(settings):
+    return (settings or {}).get("mode") in CUDAGRAPH_MODES
+
+
+def channels_last_inputs(inputs):
+    """4-D tensor inputs in channels_last memory format (the decision measured them so); others as given."""
+    return [x.contiguous(memory_format=torch.channels_last) if isinstance(x, torch.Tensor) and x.dim() == 4
+            else x for x in inputs]
+
+
+def prepare(model, inputs, settings):
+    """The model and inputs as the decision runs them: channels_last moves the model and 4-D inputs."""
+    if settings.get("channels_last"):
+        model = model.to(memory_format=torch.channels_last)
+        inputs = channels_last_inputs(inputs)
+    return model, inputs
+
+
+def compile_model(model, settings):
+    """torch.compile with the decision's settings (mode or Inductor options; the engine never sends both)."""
+    kw = {}
+    if settings.get("mode"):
+        kw["mode"] = settings["mode"]
+    if settings.get("options"):
+        kw["options"] = dict(settings["options"])
+    if settings.get("channels_last"):
+        model = model.to(memory_format=torch.channels_last)
+    return torch.compile(model, **kw)
+
+
 class WeightsChangedError(RuntimeError):
     pass
 
@@ -30,7 +60,7 @@ def _clone_outputs(out):
 class DecisionGuard:
     def __init__(self, model, settings):
         self.settings = settings or {}
-        self.cudagraphs = self.settings.get("mode") in CUDAGRAPH_MODES
+        self.cudagraphs = uses_cudagraphs(self.settings)
         self.freezing = bool((self.settings.get("options") or {}).get("freezing"))
         self.channels_last = bool(self.settings.get("channels_last"))
         self.model = model.to(memory_format=torch.channels_last) if self.channels_last else model
@@ -53,8 +83,7 @@ class DecisionGuard:
                                       "compiled in as constants, and they changed after loading; load the run "
                                       "again (kernelopt.load) to compile the new weights")
         if self.channels_last:
-            inputs = [x.contiguous(memory_format=torch.channels_last) if isinstance(x, torch.Tensor) and x.dim() == 4
-                      else x for x in inputs]
+            inputs = channels_last_inputs(inputs)
         with torch.no_grad():
             out = compiled(*inputs)
         return _clone_outputs(out) if self.cudagraphs else out

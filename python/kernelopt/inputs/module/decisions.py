@@ -13,37 +13,11 @@ import copy
 import torch
 
 from kernelopt.problem import build_model, flatten, load_problem, make_inputs
-
-CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
-
-
-def uses_cudagraphs(settings):
-    return settings.get("mode") in CUDAGRAPH_MODES
+from kernelopt.runtime.decision import compile_model, prepare, uses_cudagraphs
 
 
 def has_convolutions(model):
     return any(isinstance(m, torch.nn.modules.conv._ConvNd) for m in model.modules())
-
-
-def prepare(model, inputs, settings):
-    """The model and inputs as the decision runs them: channels_last moves the model and 4-D inputs."""
-    if settings.get("channels_last"):
-        model = model.to(memory_format=torch.channels_last)
-        inputs = [x.contiguous(memory_format=torch.channels_last) if isinstance(x, torch.Tensor) and x.dim() == 4
-                  else x for x in inputs]
-    return model, inputs
-
-
-def compile_model(model, settings):
-    """torch.compile with the decision's settings (mode or Inductor options; the engine never sends both)."""
-    kw = {}
-    if settings.get("mode"):
-        kw["mode"] = settings["mode"]
-    if settings.get("options"):
-        kw["options"] = dict(settings["options"])
-    if settings.get("channels_last"):
-        model = model.to(memory_format=torch.channels_last)
-    return torch.compile(model, **kw)
 
 
 def not_applicable(model, device, settings):

@@ -127,7 +127,7 @@ class Session:
             if self.settings is None:
                 self._compiled = torch.compile(self.model)
             else:
-                from kernelopt.inputs.module.decisions import compile_model
+                from kernelopt.runtime.decision import compile_model
                 self._compiled = compile_model(self.model, self.settings)
             out = self._forward(self.seeds[0])
         finally:
@@ -145,7 +145,7 @@ class Session:
         """The compiled model on the seed's inputs, each module's call() arguments recorded."""
         inputs = make_inputs(self.problem, self.problem_path, seed, self.device)
         if self.settings is not None:
-            from kernelopt.inputs.module.decisions import prepare
+            from kernelopt.runtime.decision import prepare
             inputs = prepare(self.model, inputs, self.settings)[1]
         self._recording = True
         try:
