@@ -134,9 +134,33 @@ json cost(const Rows& rs) {
           {"candidates_gated", gated}};
 }
 
+/// --decisions: the geomeans over the best torch.compile mode and of kernelopt without decisions, and which
+/// decisions were kept; null when no row searched decisions.
+json decisions_summary(const Rows& rs) {
+  std::vector<double> vs_best, without, search;
+  std::map<std::string, int> kept;
+  int n = 0;
+  for (const json* r : rs) {
+    const json& d = member(*r, "decisions");  // an empty object when the row has none
+    if (!d.is_object() || d.empty()) continue;
+    ++n;
+    kept[d.value("kept", "default")] += 1;
+    if (const json v = number_or_null(d, "speedup_vs_best_mode"); v.is_number()) vs_best.push_back(v.get<double>());
+    if (const json v = number_or_null(d, "search_s"); v.is_number()) search.push_back(v.get<double>());
+    if (const json v = number_or_null(member(d, "without_decisions"), "speedup"); v.is_number()) {
+      without.push_back(v.get<double>());
+    }
+  }
+  if (n == 0) return nullptr;
+  return {{"problems", n}, {"geomean_vs_best_mode", geomean_or_null(vs_best)}, {"vs_best_mode_problems", vs_best.size()},
+          {"geomean_without_decisions", geomean_or_null(without)}, {"without_decisions_problems", without.size()},
+          {"median_search_s", median_or_null(search)}, {"kept", kept}};
+}
+
 json summarize(const Rows& rs) {
   json out = outcomes(rs);
   out.update({{"roofline", roofline_medians(rs)}, {"limits", limits(rs)}, {"cost", cost(rs)}});
+  if (json d = decisions_summary(rs); !d.is_null()) out["decisions"] = std::move(d);
   return out;
 }
 

@@ -40,6 +40,32 @@ constexpr const char* kMethod =
     "limit and all else stayed; GPU-alone ceiling = the same over the GPU-alone "
     "median (no host time at all)";
 
+/// One problem through optimize into runs_dir/<problem> (or its finished report read back), as a bench row;
+/// "reused" says it was read back.
+json run_problem(const BenchOptions& o, engine::OptimizeOptions po, const fs::path& rel, const fs::path& runs_dir) {
+  const fs::path run_out = runs_dir / fs::path(rel).replace_extension("");
+  json report;
+  std::string error;
+  bool reused = false;
+  if (fs::exists(run_out / "report.json")) {  // resumable: a finished problem is read back
+    report = json::parse(util::read_file(run_out / "report.json"));
+    spdlog::info("  finished earlier; reusing {}", (run_out / "report.json").string());
+    reused = true;
+  } else {
+    po.problem = o.problems_dir / rel;
+    po.out_dir = run_out;
+    try {
+      report = engine::optimize(po);
+    } catch (const std::exception& e) {  // one problem's failure never stops the others
+      error = e.what();
+      spdlog::error("  {}: {}", rel.string(), error);
+    }
+  }
+  json row = bench_row(rel, report, error);
+  row["reused"] = reused;
+  return row;
+}
+
 }  // namespace
 
 std::vector<fs::path> select_problems(const BenchOptions& o) {
@@ -73,30 +99,27 @@ json run_bench(const BenchOptions& o) {
   std::vector<json> rows;
   for (size_t i = 0; i < problems.size(); ++i) {
     const fs::path& rel = problems[i];
-    fs::path run_out = o.out_dir / "runs" / fs::path(rel).replace_extension("");
     spdlog::info("=== [{}/{}] {}", i + 1, problems.size(), rel.string());
-    json report;
-    std::string error;
-    bool reused = false;
     const auto started = std::chrono::steady_clock::now();
-    if (fs::exists(run_out / "report.json")) {  // resumable: a finished problem is read back
-      report = json::parse(util::read_file(run_out / "report.json"));
-      spdlog::info("  finished earlier; reusing {}", (run_out / "report.json").string());
-      reused = true;
+    json row;
+    if (o.optimize.decisions) {
+      // kernelopt without decisions first (its kernels go to the library, where the second run finds them),
+      // then with: the row is the second, the first under row.decisions.without_decisions
+      engine::OptimizeOptions kernels_only = o.optimize;
+      kernels_only.decisions = false;
+      spdlog::info("  without decisions ({})", (o.out_dir / "runs-without-decisions").string());
+      const json without = run_problem(o, kernels_only, rel, o.out_dir / "runs-without-decisions");
+      spdlog::info("  with decisions");
+      row = run_problem(o, o.optimize, rel, o.out_dir / "runs");
+      attach_without_decisions(row, without);
     } else {
-      engine::OptimizeOptions po = o.optimize;
-      po.problem = o.problems_dir / rel;
-      po.out_dir = run_out;
-      try {
-        report = engine::optimize(po);
-      } catch (const std::exception& e) {  // one problem's failure never stops the others
-        error = e.what();
-        spdlog::error("  {}: {}", rel.string(), error);
-      }
+      row = run_problem(o, o.optimize, rel, o.out_dir / "runs");
     }
-    json row = bench_row(rel, report, error);
     // a run read back keeps the wall time its report.json recorded (null in older reports)
-    if (!reused) row["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!row.value("reused", false)) {
+      row["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+    row.erase("reused");
     rows.push_back(row);
     json partial = {{"problems", rows}, {"aggregate", aggregate(rows)}};
     util::write_file_atomic(o.out_dir / "bench.json", partial.dump(1) + "\n");

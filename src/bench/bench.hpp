@@ -73,8 +73,14 @@ nlohmann::json bench_row(const std::filesystem::path& relative, const nlohmann::
 /// A row's "decisions" (only where the run searched them, --decisions): {"kept", "compile_default_ms" (the
 /// median of the decisions' torch.compile default times), "best_mode" and "best_mode_ms" (the fastest correct
 /// pure torch.compile mode: default, cudagraphs, max_autotune, cudagraphs_max_autotune), "with_decisions_ms"
-/// (kernelopt with decisions, the end-to-end optimized median)}; null when the report has no decisions.
+/// (kernelopt with decisions, the end-to-end optimized median), "search_s" (the decide requests' seconds)};
+/// null when the report has no decisions. bench_row adds "speedup_vs_best_mode" = the row's speedup over default x compile_default_ms / best_mode_ms
+/// (each ratio from one interleaved series; null without both times).
 nlohmann::json decision_columns(const nlohmann::json& report);
+/// `bench --decisions` runs each problem twice (bench.cpp): the row is the run with decisions; this puts the
+/// run without them (its own bench_row) under row["decisions"]["without_decisions"]: {status, speedup,
+/// speedup_ci, optimized_ms, baseline_ms, error}. Nothing when the row has no "decisions".
+void attach_without_decisions(nlohmann::json& row, const nlohmann::json& without_row);
 
 /// Aggregates rows: per level and overall geomean, improved, fast_p, incorrect, no-kernel counts;
 /// "roofline": the median fraction_before and fraction_after over the problems that have both, the median
@@ -82,7 +88,9 @@ nlohmann::json decision_columns(const nlohmann::json& report);
 /// "cost": median and total gpu_s, compile_s, wall_s over the rows that have each (problems = rows with
 /// gpu_s; null without any), candidates screened and gated in total; "limits": ceiling_geomean over the rows
 /// with a ceiling (ceiling_problems), median_host_ms over the rows with host_ms (host_problems),
-/// gpu_geomean_speedup and gpu_ceiling_geomean over the rows with each; each null without such rows.
+/// gpu_geomean_speedup and gpu_ceiling_geomean over the rows with each; each null without such rows;
+/// "decisions" (only where some row searched them): problems, geomean_vs_best_mode, geomean_without_decisions
+/// (each over the rows that have it), median_search_s, kept ({decision: count}).
 nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
 
 /// Runs the selection; writes bench.json, bench.md and bench.html (report::bench_markdown, report::bench_html); returns bench.json. A row's wall_s is

@@ -209,7 +209,9 @@ json decision_columns(const json& report) {
           {"compile_default_ms", default_ms > 0 ? json(default_ms) : json(nullptr)},
           {"best_mode", best_mode},
           {"best_mode_ms", best_ms > 0 ? json(best_ms) : json(nullptr)},
-          {"with_decisions_ms", number_or_null(member(e, "optimized_ms"), "median")}};
+          {"with_decisions_ms", number_or_null(member(e, "optimized_ms"), "median")},
+          // the decision search's cost: its decide requests (each compiles the model twice and times both)
+          {"search_s", number_or_null(member(member(member(report, "cost"), "requests"), "decide"), "seconds")}};
 }
 
 json bench_row(const fs::path& relative, const json& report, const std::string& error) {
@@ -244,6 +246,15 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
   for (const auto& m : report["modules"]) kernels += static_cast<int>(m["kernels"].size());
   double speedup = 1.0;  // a kept baseline counts as 1.0
   if (improved && correct) speedup = e["speedup_vs_compile"]["speedup"].get<double>();
+  if (row.contains("decisions") && row["decisions"].is_object()) {
+    // over the best torch.compile mode: the row's speedup over default (the final check's series) times
+    // default / best mode (the decision search's series): each ratio within one interleaved series
+    json& d = row["decisions"];
+    const json def = number_or_null(d, "compile_default_ms"), best = number_or_null(d, "best_mode_ms");
+    d["speedup_vs_best_mode"] = def.is_number() && best.is_number() && best.get<double>() > 0
+                                    ? json(speedup * def.get<double>() / best.get<double>())
+                                    : json(nullptr);
+  }
   json per_kernel = kernel_rows(report, improved && correct);
   const double baseline_ms = number_or(member(e, "baseline_ms"), "median", 0.0);
   const double after_ms = improved && correct ? number_or(member(e, "optimized_ms"), "median", 0.0) : baseline_ms;
@@ -270,6 +281,16 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
               {"kernels", std::move(per_kernel)},
               {"roofline", std::move(roofline)}});
   return row;
+}
+
+void attach_without_decisions(json& row, const json& without) {
+  if (!row.contains("decisions") || !row["decisions"].is_object()) return;
+  json w = {{"status", without.value("status", "failed")}, {"speedup", number_or_null(without, "speedup")},
+            {"optimized_ms", number_or_null(without, "optimized_ms")},
+            {"baseline_ms", number_or_null(without, "baseline_ms")}};
+  if (without.contains("speedup_ci")) w["speedup_ci"] = without["speedup_ci"];
+  if (without.contains("error")) w["error"] = without["error"];
+  row["decisions"]["without_decisions"] = std::move(w);
 }
 
 }  // namespace kernelopt::bench

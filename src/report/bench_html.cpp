@@ -465,22 +465,27 @@ constexpr const char* kScript = R"(<script>
 
 std::string html_escape(const std::string& in);
 
-/// --decisions: per problem, the kept decision, torch.compile default, the best torch.compile mode and
-/// kernelopt with decisions (ms); "" when no row searched decisions.
+/// --decisions: per problem, the kept decision, torch.compile default, the best torch.compile mode, kernelopt
+/// without and with decisions, over the best mode, the search's seconds; "" when no row searched decisions.
 std::string decisions_table(const json& rows) {
   std::string body;
   for (const auto& r : rows) {
     if (!r.is_object() || !r.contains("decisions") || !r["decisions"].is_object()) continue;
     const json& d = r["decisions"];
-    body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td></tr>\n",
+    const json& without = d.contains("without_decisions") ? d["without_decisions"] : json();
+    body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td>"
+                        "<td>{}</td><td>{}</td></tr>\n",
                         html_escape(text(r, "problem")), html_escape(text(d, "kept")),
                         fmt_num(field(d, "compile_default_ms"), "{:.4f}"), fmt_num(field(d, "best_mode_ms"), "{:.4f}"),
-                        html_escape(text(d, "best_mode")), fmt_num(field(d, "with_decisions_ms"), "{:.4f}"));
+                        html_escape(text(d, "best_mode")), fmt_num(field(without, "speedup"), "{:.3f}x"),
+                        fmt_num(field(r, "speedup"), "{:.3f}x"), fmt_num(field(d, "with_decisions_ms"), "{:.4f}"),
+                        fmt_num(field(d, "speedup_vs_best_mode"), "{:.3f}x"), fmt_num(field(d, "search_s"), "{:.0f}"));
   }
   if (body.empty()) return "";
   return "<h2>Whole-model decisions</h2>\n<table id=\"decisions-table\"><thead><tr><th>problem</th><th>kept "
-         "decision</th><th>torch.compile default ms</th><th>best torch.compile mode ms</th><th>kernelopt with "
-         "decisions ms</th></tr></thead><tbody>\n" + body + "</tbody></table>\n";
+         "decision</th><th>torch.compile default ms</th><th>best torch.compile mode ms</th><th>kernelopt without "
+         "decisions</th><th>kernelopt with decisions</th><th>with decisions ms</th><th>vs best mode</th><th>search "
+         "s</th></tr></thead><tbody>\n" + body + "</tbody></table>\n";
 }
 
 std::string html_escape(const std::string& in) {

@@ -183,24 +183,40 @@ std::string problem_table(const json& problems) {
   return md;
 }
 
-/// --decisions: per problem, torch.compile default, the best torch.compile mode and kernelopt with decisions
-/// (the speedup column above is kernelopt's over torch.compile default); "" when no row searched decisions.
-std::string decisions_table(const json& problems) {
+/// --decisions: per problem, torch.compile default, the best torch.compile mode, kernelopt without and with
+/// decisions (the speedup column above is kernelopt's with decisions over torch.compile default), and the
+/// geomeans; "" when no row searched decisions.
+std::string decisions_table(const json& problems, const json& overall) {
   std::string md;
-  const auto ms = [](const json& d, const char* key) {
+  const auto num = [](const json& d, const char* key, const char* format) {
     const json v = number_or_null(d, key);
-    return v.is_number() ? fmt::format("{:.4f}", v.get<double>()) : std::string("-");
+    return v.is_number() ? fmt::format(fmt::runtime(format), v.get<double>()) : std::string("-");
   };
   for (const auto& r : problems) {
     if (!r.contains("decisions") || !r["decisions"].is_object()) continue;
     const json& d = r["decisions"];
-    md += fmt::format("| {} | {} | {} | {} ({}) | {} |\n", r["problem"].get<std::string>(), string_or_empty(d, "kept"),
-                      ms(d, "compile_default_ms"), ms(d, "best_mode_ms"), string_or_empty(d, "best_mode"),
-                      ms(d, "with_decisions_ms"));
+    const json& without = member(d, "without_decisions");
+    md += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} |\n", r["problem"].get<std::string>(),
+                      string_or_empty(d, "kept"), num(d, "compile_default_ms", "{:.4f}"),
+                      num(d, "best_mode_ms", "{:.4f}"), string_or_empty(d, "best_mode"),
+                      num(without, "speedup", "{:.3f}x"), num(r, "speedup", "{:.3f}x"), num(d, "with_decisions_ms", "{:.4f}"),
+                      num(d, "speedup_vs_best_mode", "{:.3f}x"), num(d, "search_s", "{:.0f}"));
   }
   if (md.empty()) return "";
-  return "\n## Whole-model decisions\n\n| problem | kept decision | torch.compile default ms | best torch.compile mode "
-         "ms | kernelopt with decisions ms |\n|---|---|---:|---:|---:|\n" + md;
+  std::string head = "\n## Whole-model decisions\n\n";
+  const json& agg = member(overall, "decisions");
+  if (agg.is_object()) {
+    head += fmt::format("{} problems searched decisions: geomean over torch.compile default {} with decisions, {} "
+                        "without; over the best torch.compile mode per problem {}; decision search median {} s "
+                        "(decide requests).\n\n",
+                        agg.value("problems", 0), num(overall, "geomean_speedup", "{:.3f}"),
+                        num(agg, "geomean_without_decisions", "{:.3f}"), num(agg, "geomean_vs_best_mode", "{:.3f}"),
+                        num(agg, "median_search_s", "{:.0f}"));
+  }
+  return head +
+         "| problem | kept decision | torch.compile default ms | best torch.compile mode ms | kernelopt without "
+         "decisions | kernelopt with decisions | with decisions ms | vs best mode | search s |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n" + md;
 }
 
 /// A table cell of free text: no pipe, no line break, at most 160 characters.
@@ -218,7 +234,7 @@ std::string bench_markdown(const json& bench) {
   md += overall_lines(bench["aggregate"]["overall"]);
   md += level_table(bench["aggregate"]["levels"]);
   md += problem_table(bench["problems"]);
-  md += decisions_table(bench["problems"]);
+  md += decisions_table(bench["problems"], bench["aggregate"]["overall"]);
   return md;
 }
 

@@ -34,6 +34,25 @@ TEST(BenchAggregate, AggregatesGeomeanImprovedAndFastP) {
   EXPECT_NEAR(agg["overall"]["fast_p"]["fast_2.0"].get<double>(), 0.0, 1e-12);  // 5x but incorrect never counts
 }
 
+TEST(BenchAggregate, DecisionsSummaryOnlyWhereRowsSearchedThem) {
+  std::vector<json> rows = {bench_row("level3/a.py", report(true, true, 2.0, 1), "")};
+  EXPECT_FALSE(aggregate(rows)["overall"].contains("decisions"));
+  const auto with = [](double vs_best, double without, double search, const std::string& kept) {
+    json r = bench_row("level3/x.py", report(true, true, 2.0, 1), "");
+    r["decisions"] = {{"kept", kept}, {"speedup_vs_best_mode", vs_best}, {"search_s", search},
+                      {"without_decisions", {{"status", "improved"}, {"speedup", without}}}};
+    return r;
+  };
+  rows = {with(1.2, 1.1, 30, "cudagraphs"), with(0.8, 1.0, 50, "default"), with(1.5, 1.3, 70, "cudagraphs")};
+  const json d = aggregate(rows)["overall"]["decisions"];
+  EXPECT_EQ(d["problems"], 3);
+  EXPECT_NEAR(d["geomean_vs_best_mode"].get<double>(), std::cbrt(1.2 * 0.8 * 1.5), 1e-12);
+  EXPECT_NEAR(d["geomean_without_decisions"].get<double>(), std::cbrt(1.1 * 1.0 * 1.3), 1e-12);
+  EXPECT_DOUBLE_EQ(d["median_search_s"].get<double>(), 50.0);
+  EXPECT_EQ(d["kept"]["cudagraphs"], 2);
+  EXPECT_EQ(d["kept"]["default"], 1);
+}
+
 TEST(BenchAggregate, SmallProblemsAreTheirOwnLevelOutsideTheOverallAggregate) {
   // bench/problems/small/: the suite's earlier, host-bound sizes; reported as level "small", never mixed into
   // the overall figures or a level's geomean

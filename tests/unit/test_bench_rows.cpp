@@ -235,4 +235,34 @@ TEST(BenchRows, DecisionColumnsFromAReportWithDecisions) {
   EXPECT_DOUBLE_EQ(d["best_mode_ms"].get<double>(), 1.9);
   EXPECT_DOUBLE_EQ(d["with_decisions_ms"].get<double>(), 1.1);
   EXPECT_TRUE(decision_columns(json{{"end_to_end", json::object()}}).is_null());
+  EXPECT_TRUE(d["search_s"].is_null());  // the report has no cost
+}
+
+TEST(BenchRows, DecisionRowsCarryTheSearchCostTheBestModeRatioAndTheRunWithoutDecisions) {
+  json report = bench_test::report(true, true, 1.6, 1);
+  report["decisions"] = {{"kept", "cudagraphs"},
+                         {"tried", {{{"name", "cudagraphs"}, {"status", "kept"}, {"gate", ""},
+                                     {"speedup", {{"speedup", 1.25}, {"ci_low", 1.2}, {"ci_high", 1.3},
+                                                  {"baseline_ms", 2.0}, {"candidate_ms", 1.6}}}}}}};
+  report["cost"] = {{"requests", {{"decide", {{"requests", 6}, {"seconds", 42.0}}}}}};
+  json row = bench_row("level3/net.py", report, "");
+  // over the best mode: 1.6 (over default, final check) x 2.0 / 1.6 (default / cudagraphs, decision search)
+  EXPECT_DOUBLE_EQ(row["decisions"]["speedup_vs_best_mode"].get<double>(), 1.6 * 2.0 / 1.6);
+  EXPECT_DOUBLE_EQ(row["decisions"]["search_s"].get<double>(), 42.0);
+  const json without = bench_row("level3/net.py", bench_test::report(true, true, 1.1, 1), "");
+  attach_without_decisions(row, without);
+  EXPECT_EQ(row["decisions"]["without_decisions"]["status"], "improved");
+  EXPECT_DOUBLE_EQ(row["decisions"]["without_decisions"]["speedup"].get<double>(), 1.1);
+  // a failed run without decisions says so, with its error
+  attach_without_decisions(row, bench_row("level3/net.py", json(), "worker died"));
+  EXPECT_EQ(row["decisions"]["without_decisions"]["status"], "failed");
+  EXPECT_EQ(row["decisions"]["without_decisions"]["error"], "worker died");
+  // a row that searched no decisions gets nothing
+  json plain = bench_row("level3/net.py", bench_test::report(true, true, 1.1, 1), "");
+  attach_without_decisions(plain, without);
+  EXPECT_FALSE(plain.contains("decisions"));
+  // over the best mode when the baseline was kept and a mode was faster: below 1
+  json kept = bench_test::report(false, true, 1.0, 1);
+  kept["decisions"] = report["decisions"];
+  EXPECT_DOUBLE_EQ(bench_row("level3/net.py", kept, "")["decisions"]["speedup_vs_best_mode"].get<double>(), 2.0 / 1.6);
 }

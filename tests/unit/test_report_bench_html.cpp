@@ -203,9 +203,11 @@ TEST(BenchHtml, DecisionsTableOnlyWhereRowsSearchedThem) {
   json bench = synthetic();
   EXPECT_EQ(bench_html(bench).find("decisions-table"), std::string::npos);
   bench["problems"][0]["decisions"] = {{"kept", "cudagraphs"}, {"compile_default_ms", 2.0}, {"best_mode", "cudagraphs"},
-                                       {"best_mode_ms", 1.0}, {"with_decisions_ms", 0.9}};
+                                       {"best_mode_ms", 1.0}, {"with_decisions_ms", 0.9},
+                                       {"without_decisions", {{"speedup", 1.05}}}, {"speedup_vs_best_mode", 1.111}};
   const std::string h = bench_html(bench);
   EXPECT_NE(h.find("decisions-table"), std::string::npos);
-  EXPECT_NE(h.find("<td>cudagraphs</td><td>2.0000</td><td>1.0000 (cudagraphs)</td><td>0.9000</td>"), std::string::npos)
+  EXPECT_NE(h.find("<td>cudagraphs</td><td>2.0000</td><td>1.0000 (cudagraphs)</td><td>1.050x</td>"), std::string::npos)
       << h;
+  EXPECT_NE(h.find("<td>0.9000</td><td>1.111x</td><td></td></tr>"), std::string::npos) << h;
 }

@@ -62,8 +62,15 @@ TEST(ReportBenchMarkdown, DecisionsTableOnlyWhereRowsSearchedThem) {
                                                   {"baseline_ms", 0.2}, {"candidate_ms", 0.1}}}}}}};
   rows = {bench_row("level1/softmax.py", report, "")};
   const std::string md = bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}});
-  const auto s = cells(line_of(md, "| level1/softmax.py | cudagraphs |"));
-  ASSERT_EQ(s.size(), 5u) << md;
+  rows[0]["decisions"]["without_decisions"] = {{"status", "improved"}, {"speedup", 1.05}};
+  const std::string md2 = bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}});
+  const auto s = cells(line_of(md2, "| level1/softmax.py | cudagraphs |"));
+  ASSERT_EQ(s.size(), 9u) << md2;
   EXPECT_EQ(s[2], "0.2000");
   EXPECT_EQ(s[3], "0.1000 (cudagraphs)");
+  EXPECT_EQ(s[4], "1.050x");  // without decisions
+  EXPECT_EQ(s[8], "-");       // the fixture has no decide requests' cost
+  EXPECT_NE(md2.find("geomean over torch.compile default"), std::string::npos) << md2;
+  EXPECT_NE(md2.find("1.050 without"), std::string::npos) << md2;
+  EXPECT_NE(md.find("Whole-model decisions"), std::string::npos);
 }

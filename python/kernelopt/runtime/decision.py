@@ -10,6 +10,8 @@
   after they changed, with the fix in the message (load the run again).
 - channels_last: the model and 4-D inputs in channels_last memory format, as the decision was measured.
 """
+import copy
+
 import torch
 
 CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
@@ -25,12 +27,10 @@ def channels_last_inputs(inputs):
             else x for x in inputs]
 
 
-def prepare(model, inputs, settings):
-    """The model and inputs as the decision runs them: channels_last moves the model and 4-D inputs."""
-    if settings.get("channels_last"):
-        model = model.to(memory_format=torch.channels_last)
-        inputs = channels_last_inputs(inputs)
-    return model, inputs
+def decision_inputs(inputs, settings):
+    """The inputs as the decision runs them (channels_last: 4-D inputs converted). The model's own conversion
+    is compile_model's, on the model it compiles: the caller's model is never converted in place."""
+    return channels_last_inputs(inputs) if settings.get("channels_last") else inputs
 
 
 def compile_model(model, settings):
@@ -41,7 +41,7 @@ def compile_model(model, settings):
     if settings.get("options"):
         kw["options"] = dict(settings["options"])
     if settings.get("channels_last"):
-        model = model.to(memory_format=torch.channels_last)
+        model = model.to(memory_format=torch.channels_last)  # in place: callers pass a model of its own
     return torch.compile(model, **kw)
 
 
@@ -63,7 +63,9 @@ class DecisionGuard:
         self.cudagraphs = uses_cudagraphs(self.settings)
         self.freezing = bool((self.settings.get("options") or {}).get("freezing"))
         self.channels_last = bool(self.settings.get("channels_last"))
-        self.model = model.to(memory_format=torch.channels_last) if self.channels_last else model
+        # channels_last: a converted copy (the loader's model stays as built: final_check's eager and
+        # torch.compile default run on it, users see it unchanged)
+        self.model = copy.deepcopy(model).to(memory_format=torch.channels_last) if self.channels_last else model
         self.fingerprint = weights_fingerprint(self.model) if self.freezing else None
         self.active = self.cudagraphs or self.freezing or self.channels_last
 

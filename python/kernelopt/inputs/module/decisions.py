@@ -13,7 +13,7 @@ import copy
 import torch
 
 from kernelopt.problem import build_model, flatten, load_problem, make_inputs
-from kernelopt.runtime.decision import compile_model, prepare, uses_cudagraphs
+from kernelopt.runtime.decision import compile_model, decision_inputs, uses_cudagraphs
 
 
 def has_convolutions(model):
@@ -65,7 +65,7 @@ def correctness_runs(model, default, decided, problem, path, seeds, device, sett
         try:
             inputs = make_inputs(problem, path, seed, device)
             base = _outputs(default, inputs)
-            cand = _outputs(decided, prepare(model, inputs, settings)[1])
+            cand = _outputs(decided, decision_inputs(inputs, settings))
             run["outputs"] = compare_outputs(base, cand, tolerances,
                                              lambda seed=seed: reference(model, problem, path, seed, device),
                                              error_line=describe)
@@ -89,11 +89,11 @@ def outputs_overwritten(out, kept):
 def cudagraph_checks(decided, model, problem, path, seeds, device, settings):
     """What CUDA graphs may get wrong: outputs of one call overwritten by the next (the loader then clones),
     and inputs at new addresses (a fresh copy of the first seed's inputs must give the same answers)."""
-    first = prepare(model, make_inputs(problem, path, seeds[0], device), settings)[1]
+    first = decision_inputs(make_inputs(problem, path, seeds[0], device), settings)
     with torch.no_grad():
         out = flatten(decided(*first))
         kept = [t.clone() for t in out]
-        decided(*prepare(model, make_inputs(problem, path, seeds[-1], device), settings)[1])
+        decided(*decision_inputs(make_inputs(problem, path, seeds[-1], device), settings))
         overwritten = outputs_overwritten(out, kept)
         moved = [x.clone() if isinstance(x, torch.Tensor) else x for x in first]
         del first
@@ -136,7 +136,7 @@ def op_decide(args):
         if uses_cudagraphs(settings):
             result["checks"] = cudagraph_checks(decided, model, problem, path, seeds, device, settings)
         inputs = make_inputs(problem, path, seeds[0], device)
-        cand_inputs = prepare(model, inputs, settings)[1]
+        cand_inputs = decision_inputs(inputs, settings)
         with torch.no_grad():
             result["samples_ms"] = timing.interleaved(
                 {"baseline": lambda: default(*inputs), "candidate": lambda: decided(*cand_inputs)},

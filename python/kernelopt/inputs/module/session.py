@@ -145,8 +145,8 @@ class Session:
         """The compiled model on the seed's inputs, each module's call() arguments recorded."""
         inputs = make_inputs(self.problem, self.problem_path, seed, self.device)
         if self.settings is not None:
-            from kernelopt.runtime.decision import prepare
-            inputs = prepare(self.model, inputs, self.settings)[1]
+            from kernelopt.runtime.decision import decision_inputs
+            inputs = decision_inputs(inputs, self.settings)
         self._recording = True
         try:
             with torch.no_grad():
