@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace {
 
 const std::set<std::string> kModes = {"reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"};
-const std::set<std::string> kOptions = {"coordinate_descent_tuning", "freezing"};
+const std::set<std::string> kOptions = {"coordinate_descent_tuning", "combo_kernels", "freezing"};
 // a decision's row in the store: a candidate of no module, named after the decision
 constexpr int kDecisionModule = -1;
 const std::string kDecisionKernel = "decision";
@@ -54,6 +54,8 @@ const std::vector<Decision>& decision_space() {
       {"cudagraphs_max_autotune", {{"mode", "max-autotune"}}, "the templates and CUDA graphs together"},
       {"coordinate_descent", {{"options", {{"coordinate_descent_tuning", true}}}},
        "Inductor's coordinate-descent tuning of kernel configs"},
+      {"combo_kernels", {{"options", {{"combo_kernels", true}}}},
+       "Inductor's combo (horizontal) kernels: independent small kernels fused into one launch"},
       {"freezing", {{"options", {{"freezing", true}}}}, "weights as constants (conv-BN folded), inference only"},
       {"channels_last", {{"channels_last", true}}, "model and 4-D inputs channels_last (convolution networks)"},
   };

@@ -37,7 +37,7 @@ const std::vector<Decision>& decision_space();
 std::optional<Decision> decision_named(const std::string& name);
 
 /// Gate 1 at model level: passes iff `settings` is an object whose every key and value the whitelist
-/// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning and freezing
+/// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning, combo_kernels and freezing
 /// (booleans), `channels_last` a boolean, and not a mode and options together (torch.compile refuses).
 verify::Verdict decision_static_gate(const nlohmann::json& settings);
 

@@ -1,6 +1,6 @@
 """The `decide` op on the CPU (Inductor's C++ backend): a decision's evidence for the engine.
 
-Freezing and coordinate descent run on CPU Inductor; CUDA graphs are skipped with the reason, and
+Freezing, combo kernels and coordinate descent run on CPU Inductor; CUDA graphs are skipped with the reason, and
 channels_last on a model without convolutions too (tests/gpu/test_decisions_gpu.py covers CUDA graphs).
 """
 import textwrap
@@ -39,8 +39,9 @@ def decide(problem, name, settings, trials=3):
                                 "decision": {"name": name, "settings": settings}, "trials": trials})
 
 
-def test_freezing_on_cpu_gives_runs_on_every_seed_and_samples(problem):
-    r = decide(problem, "freezing", {"options": {"freezing": True}})
+@pytest.mark.parametrize("name,option", [("freezing", "freezing"), ("combo_kernels", "combo_kernels")])
+def test_an_inductor_option_on_cpu_gives_runs_on_every_seed_and_samples(problem, name, option):
+    r = decide(problem, name, {"options": {option: True}})
     assert r["skipped"] is None and r["refused"] is None
     assert [run["seed"] for run in r["runs"]] == [0, 1, 2]
     assert all(run["error"] is None and run["outputs"] and all(o["matches_baseline"] for o in run["outputs"])

@@ -1,7 +1,7 @@
 """Whole-model decisions (`kernelopt optimize --decisions`): the `decide` op's evidence for one decision.
 
 A decision is a fixed set of torch.compile settings from the engine's whitelist (src/engine/decisions):
-`mode`, Inductor `options` (coordinate_descent_tuning, freezing) and `channels_last`. The protocol's
+`mode`, Inductor `options` (coordinate_descent_tuning, combo_kernels, freezing) and `channels_last`. The protocol's
 schema admits only those keys; this module applies them and measures, the engine decides (gate 1 on
 the settings, gate 3's model_gate on `runs`, the bootstrap interval on `samples_ms`).
 
