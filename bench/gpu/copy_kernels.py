@@ -3,13 +3,14 @@ copy's Inductor kernel (its autotuned `triton_poi_fused_convolution_0` from the 
 channel_copy rewrite launched with a few configs; outputs compared bit for bit (NaN, infinities and -0.0 among
 the inputs); times by kernelopt.device.timing (L2 flushed); GB/s counts one read and one write of the tensor.
 Writes OUT/copy_gpu.json; about 30 s on an H100."""
-import json, os, statistics, sys, time
+import json, os, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch
 from kernelopt.artifact.inductor import parse_module
 from kernelopt.coder.channel_copy import channel_copy
-from kernelopt.device import kernels, timing
+from kernelopt.device import kernels
+from kernel_timing import finish_row, time_configs
 
 HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
           "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n\n")
@@ -58,14 +59,7 @@ for fixture, n, hw in CASES:
         row["configs"][key] = {"bit_identical": torch.equal(got.view(torch.int32), want.view(torch.int32)),
                                "compile_s": round(compile_s, 1)}
         fns[key] = launch
-    samples = timing.interleaved(fns, trials=30, warmup=3)
-    for key, ms in samples.items():
-        med = statistics.median(ms)
-        figures = {"ms": round(med, 4), "gbps": round(row["bytes"] / med / 1e6, 1)}
-        (row.setdefault("inductor", {}) if key == "inductor" else row["configs"][key]).update(figures)
-    row["wall_s"] = round(time.time() - t0, 1)
-    print(json.dumps(row), flush=True)
-    results.append(row)
+    time_configs(row, fns, trials=30, warmup=3)
     del x, want, mod
-    torch.cuda.empty_cache()
+    finish_row(row, t0, results)
 json.dump(results, open(os.path.join(out_dir, "copy_gpu.json"), "w"), indent=1)

@@ -1,12 +1,13 @@
 """On the GPU (usage: OUT=dir python3 bench/gpu/pool_kernels.py [fixture-substring...]): each pooling fixture's Inductor module (its autotuned kernel) against the window_rows rewrite
 launched with a few configs; outputs compared bit for bit; times by kernelopt.device.timing (L2 flushed)."""
-import json, math, os, statistics, sys, time
+import json, os, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch
 from kernelopt.artifact.inductor import parse_module
 from kernelopt.coder.window_rows import window_rows
-from kernelopt.device import kernels, timing
+from kernelopt.device import kernels
+from kernel_timing import finish_row, time_configs
 
 HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
           "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n\n")
@@ -53,14 +54,7 @@ for fixture, in_shape, configs in CASES:
         key = f"XBLOCK={xb},warps={warps}"
         row["configs"][key] = {"bit_identical": same_bits, "equal": bool(same), "compile_s": round(compile_s, 1)}
         fns[key] = launch
-    samples = timing.interleaved(fns, trials=30, warmup=3)
-    for key, ms in samples.items():
-        med = statistics.median(ms)
-        figures = {"ms": round(med, 4), "gbps": round(row["bytes"] / med / 1e6, 1)}
-        (row.setdefault("inductor", {}) if key == "inductor" else row["configs"][key]).update(figures)
-    row["wall_s"] = round(time.time() - t0, 1)
-    print(json.dumps(row), flush=True)
-    results.append(row)
+    time_configs(row, fns, trials=30, warmup=3)
     del x, want, mod
-    torch.cuda.empty_cache()
+    finish_row(row, t0, results)
 json.dump(results, open(os.path.join(out_dir, "pool_gpu.json"), "w"), indent=1)

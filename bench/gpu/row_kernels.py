@@ -3,13 +3,14 @@ Inductor kernels against the row_stream rewrite (over reverse_pass) at several r
 number of programs, so of rows in flight, is rows / XBLOCK), R0_BLOCK and num_warps. Outputs compared with the
 Inductor module's (allclose at 1e-5); times by kernelopt.device.timing (L2 flushed), GB/s over the minimum
 bytes (input read once, output written once). Prints one JSON line per fixture; OUT/row_kernels.json."""
-import json, os, statistics, sys, time
+import json, os, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch
 from kernelopt.artifact.inductor import parse_module
 from kernelopt.coder.rewrite import _row_stream_reversed, reverse_pass
-from kernelopt.device import kernels, timing
+from kernelopt.device import kernels
+from kernel_timing import finish_row, time_configs
 
 HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
           "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n\n")
@@ -57,14 +58,7 @@ for fixture, shapes, rows, row_len in CASES:
                 continue
             row["configs"][key] = {"programs": -(-rows // xb), "close": ok}
             fns[key] = launch
-    samples = timing.interleaved(fns, trials=15, warmup=2)
-    for key, ms in samples.items():
-        med = statistics.median(ms)
-        figures = {"ms": round(med, 4), "gbps": round(row["bytes"] / med / 1e6, 1)}
-        (row.setdefault("inductor", {}) if key == "inductor" else row["configs"][key]).update(figures)
-    row["wall_s"] = round(time.time() - t0, 1)
-    print(json.dumps(row), flush=True)
-    results.append(row)
+    time_configs(row, fns, trials=15, warmup=2)
     del args, want, mod
-    torch.cuda.empty_cache()
+    finish_row(row, t0, results)
 json.dump(results, open(os.path.join(out_dir, "row_kernels.json"), "w"), indent=1)
