@@ -8,7 +8,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch
 from kernelopt.artifact.inductor import parse_module
-from kernelopt.coder.rewrite import _row_stream_reversed, reverse_pass
+from kernelopt.coder.reverse_pass import reverse_pass
+from kernelopt.coder.row_stream import row_stream_reversed
 from kernelopt.device import kernels
 from kernel_timing import finish_row, time_configs
 
@@ -33,7 +34,7 @@ for fixture, shapes, rows, row_len in CASES:
     s, e = k["function_span"]
     name, text = k["name"], "@triton.jit\n" + src.encode()[s:e].decode()
     t0 = time.time()
-    variants = {"reverse_pass": reverse_pass(text)[0], "row_stream": _row_stream_reversed(text)[0]}
+    variants = {"reverse_pass": reverse_pass(text)[0], "row_stream": row_stream_reversed(text)[0]}
     mod = kernels.load_module(path)
     gen = torch.Generator(device="cuda").manual_seed(0)
     args = [torch.randn(sh, device="cuda", generator=gen) for sh in shapes]

@@ -1,4 +1,4 @@
-"""The rewrite library (python/kernelopt/coder/rewrite.py) on real Inductor kernels.
+"""The rewrite library (python/kernelopt/coder/rewrite.py; resident_row.py, reverse_pass.py) on real Inductor kernels.
 
 The kernels are the looped reductions captured on an H200 (tests/fixtures/inductor/softmax.py:
 4096 x 8192 online softmax; layernorm.py: 16384 x 4096 Welford layer norm; softmax_long_row.py:
@@ -286,8 +286,8 @@ def test_reverse_pass_declines_single_pass_kernels():
 
 
 def test_short_rows_share_a_program_and_still_match(monkeypatch):
-    from kernelopt.coder import rewrite
-    monkeypatch.setattr(rewrite, "MIN_PROGRAMS", 8)  # the interpreter's size: 16 rows, not thousands
+    from kernelopt.coder import resident_row as family
+    monkeypatch.setattr(family, "MIN_PROGRAMS", 8)  # the interpreter's size: 16 rows, not thousands
     name, text = kernel_function("softmax", "triton_red_")
     rows, cols = 16, 100  # rows of 100: a 128 block; 2 rows per program keeps 8 programs
     small = shrink(text, rows, cols, 4096, 8192)
@@ -314,7 +314,7 @@ def test_short_rows_share_a_program_and_still_match(monkeypatch):
                                                (128, 10**6, 32), (128, 2000, 2), (128, 700, 1), (128, None, 1),
                                                (128, 3 * 2**20, 32), (128, 5 * 2**18 + 2, 2), (128, 2001 * 8, 8)])
 def test_rows_per_program(block, xnumel, want):
-    from kernelopt.coder.rewrite import _rows_per_program
+    from kernelopt.coder.resident_row import _rows_per_program
     assert _rows_per_program(block, xnumel) == want
 
 

@@ -47,3 +47,16 @@ def constexpr_params(fn):
 def call_name(node):
     """`tl.load` for a call of tl.load, else None."""
     return ast.unparse(node.func) if isinstance(node, ast.Call) else None
+
+
+def assigned_names(node):
+    """Every name a statement (or its nested statements) assigns, loop targets included."""
+    out = []
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            for t in targets:
+                out += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(sub, (ast.For, ast.comprehension)):
+            out += [n.id for n in ast.walk(sub.target) if isinstance(n, ast.Name)]
+    return out

@@ -18,6 +18,7 @@ its row tile one row tall (XBLOCK replaced by 1 inside), the row index taken fro
 import ast
 
 from kernelopt.coder.common import NotApplicable, int_assign as _int_assign, kernel_function as _kernel
+from kernelopt.coder.reverse_pass import reverse_pass
 
 ROW = "_ks_row"          # the loop variable: the row of the program's XBLOCK rows being reduced
 FIRST = "_ks_first_row"  # the program's first row
@@ -106,3 +107,14 @@ def row_stream(source):
     if r0_numel >= ROW_BLOCK:
         meta.update(R0_BLOCK=ROW_BLOCK, num_warps=ROW_WARPS)
     return "@triton.jit\n" + ast.unparse(fn) + "\n", meta, notes
+
+
+def row_stream_reversed(source):
+    """row_stream over the reverse_pass rewrite where that applies (the later passes walk each row from its
+    end), else over the kernel as it is."""
+    try:
+        code, _, reversed_notes = reverse_pass(source)
+    except NotApplicable:
+        return row_stream(source)
+    code, meta, notes = row_stream(code)
+    return code, meta, notes + "; " + reversed_notes

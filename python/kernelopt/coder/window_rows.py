@@ -29,7 +29,7 @@ import copy
 
 from kernelopt.coder.common import NotApplicable, call_name as _call_name, constexpr_params as _constexpr_params
 from kernelopt.coder.common import int_assign, kernel_function as _function
-from kernelopt.coder.window_affine import Digits, Reader, Unreadable, index_form
+from kernelopt.coder.window_affine import Digits, Reader, Unreadable
 from kernelopt.coder.window_emit import emit
 
 COLUMN_TILE_MAX = 512  # outputs of one row in a program's vector
