@@ -107,8 +107,8 @@ Runner add_bench(CLI::App& app) {
       ->capture_default_str()
       ->check(torch_device());
   sub->add_flag("--decisions", o->optimize.decisions,
-                "each problem's run first searches whole-model decisions (optimize --decisions); the rows add "
-                "torch.compile default, the best torch.compile mode and kernelopt with decisions");
+                "each problem is run without, then with whole-model decisions (optimize --decisions); the rows "
+                "add torch.compile default, the best torch.compile mode, kernelopt without and with decisions");
   sub->add_option("--timeout", o->optimize.request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
   sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md, bench.html); rerun to resume")->required();

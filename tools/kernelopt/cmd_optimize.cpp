@@ -179,8 +179,8 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
       ->capture_default_str();
   if (opts->input_kind == "module") {
     sub->add_flag("--decisions", opts->decisions,
-                  "first search whole-model decisions (CUDA graphs, max-autotune, coordinate descent, freezing, "
-                  "channels_last), keep the best that passes every gate, then search kernels on its output");
+                  "first search whole-model decisions (CUDA graphs, max-autotune, coordinate descent, combo kernels, "
+                  "freezing, channels_last), keep the best that passes every gate, then search kernels on its output");
   }
   if (opts->input_kind == "helion") {
     sub->add_option("--helion-kernel", opts->helion_kernel, "which @helion.kernel of the file (default: its only one)");
