@@ -105,3 +105,15 @@ def test_a_model_that_writes_its_inputs_is_seen_and_one_that_does_not_is_not():
     x = torch.randn(4)
     assert mutates_inputs(Writes(), [x]) is True
     assert mutates_inputs(Reads(), [x]) is False
+
+
+def test_new_addresses_are_judged_at_the_runs_tolerances_not_bit_for_bit():
+    import torch
+    from kernelopt.inputs.module.decisions import _same_answers
+    a = torch.randn(64)
+    assert _same_answers([a], [a.clone()], TOL)
+    assert _same_answers([a], [a + 1e-7], TOL)  # last-bit differences between calls (cuDNN, atomics)
+    assert not _same_answers([a], [torch.randn(64)], TOL)  # another seed's answers: a stale replay
+    nan = torch.tensor([float("nan"), 1.0])
+    assert _same_answers([nan], [nan.clone()], TOL)
+    assert not _same_answers([a], [a[:32]], TOL)
