@@ -217,6 +217,27 @@ bool divides_unmasked(const json& kernel, const Space& space, const std::vector<
   return true;
 }
 
+// A line of DRAM and L2 traffic: a program whose reads of a row position fill it wastes no bandwidth.
+constexpr std::int64_t kLineBytes = 128;
+
+// For a reduction whose rows interleave in memory (the artifact's row_run_bytes, e.g. 32 bytes: a group
+// norm's 8 channels of a pixel over channels-last data), whether XBLOCK adjacent rows fill a line; true
+// when the kernel has no such hint.
+bool fills_lines(const json& kernel, const Space& space, const std::vector<std::int64_t>& values) {
+  const auto run = kernel.find("row_run_bytes");
+  if (run == kernel.end() || !run->is_number_integer()) return true;
+  for (std::size_t i = 0; i < space.names.size(); ++i) {
+    if (space.names[i] == "XBLOCK") return values[i] * run->get<std::int64_t>() >= kLineBytes;
+  }
+  return true;
+}
+
+bool has_row_run_hint(const json& kernel) {
+  const auto run = kernel.find("row_run_bytes");
+  return run != kernel.end() && run->is_number_integer() && run->get<std::int64_t>() > 0 &&
+         run->get<std::int64_t>() < kLineBytes && kernel.value("kind", std::string()) == "reduction";
+}
+
 }  // namespace
 
 std::vector<json> tuner_space(const json& kernel, const json& current_config, int max_configs) {
@@ -246,6 +267,20 @@ std::vector<json> tuner_space(const json& kernel, const json& current_config, in
   std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
     return std::tie(a.changed, a.step, a.values) < std::tie(b.changed, b.step, b.values);
   });
+
+  // Rows that interleave in memory: half of the configs (the nearest first) are programs of adjacent rows
+  // that fill whole lines, which a sweep near Inductor's one-row programs would not reach; the rest as ranked.
+  if (has_row_run_hint(kernel)) {
+    std::stable_partition(ranked.begin(), ranked.end(),
+                          [&](const Ranked& r) { return fills_lines(kernel, space, r.values); });
+    const auto filling = static_cast<std::size_t>(std::count_if(
+        ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(kernel, space, r.values); }));
+    const std::size_t first = std::min(filling, static_cast<std::size_t>((max_configs + 1) / 2));
+    std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(),
+                     [](const Ranked& a, const Ranked& b) {
+                       return std::tie(a.changed, a.step, a.values) < std::tie(b.changed, b.step, b.values);
+                     });
+  }
 
   std::vector<json> out;
   for (const Ranked& r : ranked) {

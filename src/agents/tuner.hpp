@@ -14,7 +14,11 @@
 /// entries, and is ordered by closeness to current: configs differing in one
 /// parameter first, then two, ...; within that, smaller steps (sum of
 /// |log2(new / old)|) first, then lexicographically by (blocks in constexpr
-/// order, num_warps, num_stages).
+/// order, num_warps, num_stages). Except for a reduction whose rows interleave in
+/// memory (the kernel's "row_run_bytes" under 128: each row's run of bytes before the
+/// next row's): then the first half of the list (nearest first) are configs whose
+/// XBLOCK adjacent rows fill a 128-byte line (XBLOCK * row_run_bytes >= 128), the
+/// rest ordered as above.
 ///
 /// Supported kernels (anything else, including multi-dimensional reductions
 /// with R1_BLOCK, returns an empty list):

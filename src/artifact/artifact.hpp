@@ -52,6 +52,9 @@ struct Kernel {
   std::map<std::string, std::int64_t> fixed_constexprs;  // constexprs assigned in the body
   // blocks whose mask the kernel fixes to all True, with the constant count they must divide
   std::map<std::string, std::int64_t> unmasked_numel;
+  // a looped reduction whose rows interleave in memory: the bytes of one row that lie together before the
+  // next row's (the Tuner prefers programs of rows that fill 128-byte lines); 0 = contiguous rows or unknown
+  std::int64_t row_run_bytes = 0;
   std::string graph_fragment;
   int num_load = 0, num_store = 0, num_reduction = 0;
   int num_loops = -1;                     // for/while loops in the kernel function; -1 = not counted (Inductor)

@@ -102,3 +102,29 @@ def test_every_survey_module_parses_with_kernels_that_its_launches_name(path):
                              "user_autotune", "cooperative_reduction"), k["kind"]
     assert {launch["kernel"] for launch in art["launches"]} <= names
     assert names <= {launch["kernel"] for launch in art["launches"]}  # every kernel is launched by call()
+
+
+def _reduction(problem, index=0):
+    with open(os.path.join(SURVEY, problem, "module0.py")) as f:
+        return [k for k in parse_module(f.read())["kernels"] if k["kind"] == "reduction"][index]
+
+
+@pytest.mark.parametrize("problem,index,want", [
+    ("level1__43_group_norm_channels_last", 0, 32),   # 8 fp32 channels of a group per pixel, then the next group's
+    ("level2__04_conv2d_groupnorm_silu", 0, 32),
+    ("level3__20_diffusion_resblock", 1, 32),
+    ("level1__09_softmax_middle_dim", 0, 4),           # rows one element apart
+    ("level1__07_softmax_long_row", 0, None),          # contiguous rows
+    ("level3__20_diffusion_resblock", 0, None),        # group norm over NCHW: contiguous rows
+])
+def test_row_run_bytes_of_reductions_whose_rows_interleave(problem, index, want):
+    assert _reduction(problem, index)["row_run_bytes"] == want
+
+
+def test_row_run_bytes_needs_the_rows_own_elements_between_them():
+    # rows 8 elements apart whose own run is 4: the addresses are not of the interleaved form
+    with open(os.path.join(SURVEY, "level1__43_group_norm_channels_last", "module0.py")) as f:
+        source = f.read()
+    assert "r0_2 = (r0_index % 8)" in source
+    changed = parse_module(source.replace("r0_2 = (r0_index % 8)", "r0_2 = (r0_index % 4)"))
+    assert [k for k in changed["kernels"] if k["kind"] == "reduction"][0]["row_run_bytes"] is None

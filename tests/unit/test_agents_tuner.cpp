@@ -135,6 +135,27 @@ TEST(AgentsTuner, BlocksOfAnUnmaskedDimensionDivideItsCount) {
   EXPECT_EQ(unmasked_blocks, (std::set<int>{128, 256, 512, 1024}));
 }
 
+TEST(AgentsTuner, InterleavedRowsGetProgramsOfAdjacentRowsThatFillLines) {
+  // a group norm over channels-last data (tests/fixtures/inductor/survey-h100/level1__43_*): each row's 8
+  // channels of a pixel (32 bytes), then the next row's; one-row programs read a quarter of each line
+  json kernel = {{"kind", "reduction"}, {"constexprs", {"XBLOCK", "R0_BLOCK"}},
+                 {"size_hints", {{"x", 1024}, {"r0_", 524288}}}, {"fixed_constexprs", json::object()}};
+  const json current = {{"XBLOCK", 1}, {"R0_BLOCK", 2048}, {"num_warps", 16}, {"num_stages", 1}};
+  const auto plain = tuner_space(kernel, current, 8);
+  EXPECT_LT(plain[0]["XBLOCK"].get<int>() * 32, 128) << plain[0].dump();  // nearest: still one row
+  kernel["row_run_bytes"] = 32;
+  const auto hinted = tuner_space(kernel, current, 8);
+  ASSERT_EQ(hinted.size(), 8u);
+  for (int i = 0; i < 4; ++i) EXPECT_GE(hinted[i]["XBLOCK"].get<int>() * 32, 128) << hinted[i].dump();
+  // the other half as ranked without the hint, never a config twice
+  std::set<std::string> seen;
+  for (const json& c : hinted) EXPECT_TRUE(seen.insert(c.dump()).second) << c.dump();
+  EXPECT_EQ(hinted[4], plain[0]);
+  // rows that fill lines already, or another kind of kernel: the order is the plain one
+  kernel["row_run_bytes"] = 128;
+  EXPECT_EQ(tuner_space(kernel, current, 8), plain);
+}
+
 TEST(AgentsTuner, UnsupportedKernelsYieldNothing) {
   const json current = {{"XBLOCK", 1}, {"num_warps", 4}, {"num_stages", 1}};
   EXPECT_TRUE(tuner_space({{"kind", "template"}, {"constexprs", {"XBLOCK"}}}, current, 10).empty());

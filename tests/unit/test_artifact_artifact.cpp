@@ -149,6 +149,16 @@ TEST(ArtifactModule, WrongFieldTypeIsAnArtifactError) {
   expect_rejected(j, fixture_source("mlp_block_small"), "'params' has the wrong type");
 }
 
+TEST(ArtifactModule, RowRunBytesIsReadAndWrittenBackWhereThereIsOne) {
+  json original = fixture_json("softmax");
+  original["kernels"][0]["row_run_bytes"] = nullptr;  // the parser's null: contiguous rows
+  EXPECT_EQ(module_from_json(original, fixture_source("softmax"), 3, "p.py").kernels[0].row_run_bytes, 0);
+  original["kernels"][0]["row_run_bytes"] = 32;
+  const Module m = module_from_json(original, fixture_source("softmax"), 3, "p.py");
+  EXPECT_EQ(m.kernels[0].row_run_bytes, 32);
+  EXPECT_EQ(to_json(m)["kernels"][0]["row_run_bytes"], 32);  // the Tuner reads it from here
+}
+
 TEST(ArtifactModule, ToJsonReproducesTheParserOutputAndRoundTrips) {
   for (const char* name : kFixtures) {
     SCOPED_TRACE(name);

@@ -104,8 +104,10 @@ def _kernel_from_source(name, ksrc, base_byte):
                 val = _literal(stmt.value)
                 if isinstance(val, int):
                     body_constexprs[stmt.target.id] = val
+    signature = triton_meta.get("signature") or {}
     return {
         "unmasked_numel": _unmasked_numel(fn),
+        "row_run_bytes": _row_run_bytes(fn, signature) if deco.func.attr == "reduction" else None,
         "name": name,
         "kind": deco.func.attr,
         "decorator_span": [base_byte + offs[deco.lineno] + deco.col_offset,
@@ -115,7 +117,7 @@ def _kernel_from_source(name, ksrc, base_byte):
         "heuristic_args": segment,
         "size_hints": _literal(kwargs["size_hints"]) if "size_hints" in kwargs else None,
         "reduction_hint": reduction_hint.split(".")[-1] if reduction_hint else None,
-        "signature": triton_meta.get("signature") or {},
+        "signature": signature,
         "params": params,
         "constexprs": constexprs,
         "fixed_constexprs": body_constexprs,
@@ -153,6 +155,78 @@ def _unmasked_numel(fn):
         if count in numel:
             out[block] = numel[count]
     return out
+
+
+_ELEMENT_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2, "bf16": 2, "i16": 2,
+                  "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
+
+
+def _terms(node):
+    """The terms of a sum (a + b + c -> [a, b, c])."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _terms(node.left) + _terms(node.right)
+    return [node]
+
+
+def _names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _row_run_bytes(fn, signature):
+    """For a looped reduction whose rows interleave in memory (a group norm over channels-last data: each
+    row's 8 channels of a pixel, then the next row's 8): the bytes of one row that lie together before the
+    next row's, i.e. what one program of one row reads contiguously; None where the rows are contiguous or
+    the addresses are not of that form. Every load and store whose address moves along the row must read
+    the row index through exactly one term `c * col` (col = xindex or xindex % K) and, for c > 1, hold a
+    term `r0_index % c`; other terms may read the row only through `xindex // K`. The Tuner uses it to
+    prefer programs of several adjacent rows, whose reads then fill whole 128-byte lines."""
+    cols, runs, row_mods, along, other = {"xindex"}, set(), {}, {"r0_index"}, set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name, v = node.targets[0].id, node.value
+        if _names(v) & along:
+            along.add(name)
+        by_const = (isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and isinstance(v.right, ast.Constant)
+                    and isinstance(v.right.value, int))
+        if isinstance(v, ast.Name) and v.id == "xindex" or by_const and v.left.id == "xindex" and isinstance(v.op, ast.Mod):
+            cols.add(name)
+        elif by_const and v.left.id == "xindex" and isinstance(v.op, ast.FloorDiv):
+            runs.add(name)
+        elif by_const and v.left.id == "r0_index" and isinstance(v.op, ast.Mod):
+            row_mods[name] = v.right.value
+        elif name != "xindex" and _names(v) & (cols | other):
+            other.add(name)  # the row index used some other way (a mask is harmless; an address is not)
+    found = []
+    for call in ast.walk(fn):
+        if not (isinstance(call, ast.Call) and _call_name(call.func) in ("tl.load", "tl.store") and call.args):
+            continue
+        terms = _terms(call.args[0])
+        if not _names(call.args[0]) & along:
+            continue  # a per-row value (the reduction's result), not the row streamed
+        coefficients, mods, pointer = [], set(), None
+        for t in terms:
+            if isinstance(t, ast.Name) and t.id in signature:
+                pointer = t.id
+            elif isinstance(t, ast.Name) and t.id in cols:
+                coefficients.append(1)
+            elif (isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult) and isinstance(t.left, ast.Constant)
+                  and isinstance(t.right, ast.Name) and t.right.id in cols):
+                coefficients.append(t.left.value)
+            elif isinstance(t, ast.Name) and t.id in row_mods:
+                mods.add(row_mods[t.id])
+            elif _names(t) & (cols | other):
+                return None
+        if len(coefficients) != 1 or pointer is None:
+            return None
+        c = coefficients[0]
+        if c > 1 and c not in mods:
+            return None  # rows c apart whose own elements are not the c between them
+        size = _ELEMENT_BYTES.get(str(signature.get(pointer, "")).lstrip("*"))
+        if size is None:
+            return None
+        found.append(c * size)
+    return min(found) if found else None
 
 
 def _call_name(node):
