@@ -143,7 +143,7 @@ def test_declines_power_of_two_channels_two_loads_and_reductions_with_a_reason()
 
 
 def test_op_rewrite_offers_it_for_the_copy_and_not_for_a_softmax():
-    assert FAMILIES[-1] == "channel_copy"
+    assert "channel_copy" in FAMILIES
     _, copy = kernel_source(COPIES[0][0])
     result = op_rewrite({"source": copy, "reduction_hint": "", "max_row": 32768})
     assert [c["family"] for c in result["candidates"]] == ["channel_copy"]

@@ -36,16 +36,19 @@ Families:
                 did not (a 4x4 stride-1 max-pool: 4 of its 16 loads per output).
   channel_copy  The NCHW -> channels-last copy before a convolution with C = 3 (to 8, not a power of two)
                 channels (channel_copy.py): the channel as the tile's last axis, so each warp's store is contiguous.
+  outer_loop    A pointwise kernel over outer x inner indices whose inner-indexed operands exceed L2 (a layer norm's
+                affine over C x H x W, outer_loop.py): each program loops over the outer index, those loads once.
 """
 from kernelopt.coder.channel_copy import channel_copy
 from kernelopt.coder.common import NotApplicable  # noqa: F401 (callers import it from here)
 from kernelopt.coder.lse_scan import lse_scan
+from kernelopt.coder.outer_loop import outer_loop
 from kernelopt.coder.resident_row import resident_row
 from kernelopt.coder.reverse_pass import reverse_pass
 from kernelopt.coder.row_stream import row_stream_reversed
 from kernelopt.coder.window_rows import window_rows
 
-FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy")
+FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy", "outer_loop")
 
 
 def op_rewrite(args):
@@ -68,6 +71,8 @@ def op_rewrite(args):
                 code, meta, notes = window_rows(source)
             elif family == "channel_copy":
                 code, meta, notes = channel_copy(source)
+            elif family == "outer_loop":
+                code, meta, notes = outer_loop(source)
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:
