@@ -103,3 +103,11 @@ def test_declined_where_l2_holds_the_operands_or_the_kernel_is_of_another_form()
     s, e = k["function_span"]
     result = op_rewrite({"source": src.encode()[s:e].decode(), "families": ["outer_loop"]})
     assert result["candidates"] == [] and result["skipped"][0]["family"] == "outer_loop"
+
+
+def test_a_load_whose_address_reads_a_computed_value_stays_in_the_loop(monkeypatch):
+    monkeypatch.setattr(family, "MIN_REUSED_ELEMENTS", 16)
+    text = shrunk(3, 256).replace("tl.load(in_ptr4 + (x0)", "tl.load(in_ptr4 + (x0 + tmp0.to(tl.int32) * 0)")
+    code, _, notes = family.outer_loop(text)
+    assert "1 operand(s)" in notes  # in_ptr3's load only: in_ptr4's reads tmp0, a per-sample value
+    assert code.index("in_ptr4 + (x0 + tmp0") > code.index("for _ko_outer")

@@ -86,13 +86,16 @@ def _index_names(rest):
     return full, inner, outer, periods.pop()
 
 
-def _hoistable(node, inner, others):
-    """`tmp = tl.load(ptr + <inner index only>, <None or xmask>, ...)`."""
+def _hoistable(node, inner, params):
+    """`tmp = tl.load(ptr + <inner index only>, <None or xmask>, <constant keywords>)`: its address reads only the
+    inner index names and the kernel's parameters, so it can run before the loop."""
     name, value = _assign(node)
     if name is None or not (isinstance(value, ast.Call) and call_name(value) == "tl.load" and value.args):
         return False
     reads = _names(value.args[0])
-    if not reads & inner or reads & others:
+    if not reads & inner or not reads <= inner | params:
+        return False
+    if len(value.args) > 2 or not all(isinstance(k.value, ast.Constant) for k in value.keywords):
         return False
     mask = value.args[1] if len(value.args) > 1 else None
     return mask is None or (isinstance(mask, ast.Constant) and mask.value is None) or ast.unparse(mask) == "xmask"
@@ -126,7 +129,8 @@ def outer_loop(source):
     if xnumel >= 2 ** 31:
         raise NotApplicable("an index space of 2^31 or more")
     count = xnumel // period
-    hoisted = [n for n in rest if _hoistable(n, inner, full | outer)]
+    params = {a.arg for a in fn.args.args}
+    hoisted = [n for n in rest if _hoistable(n, inner, params)]
     if not hoisted:
         raise NotApplicable("no load indexed by the inner index alone")
     if len(hoisted) * period < MIN_REUSED_ELEMENTS:
