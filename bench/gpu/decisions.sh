@@ -4,7 +4,8 @@
 # Writes under OUT: gpu.txt (device and versions), gputests.log, bench.log, bench/ (bench.json, bench.md,
 # bench.html and each problem's run directory).
 # usage: bench/gpu/decisions.sh OUT [PROBLEMS...]   (exit 1 when a GPU test or the bench failed)
-# PROBLEMS: KernelBench-format files (the lead picks level-3 networks); they are linked into one
+# PROBLEMS: KernelBench-format files (the lead picks level-3 networks; each is run twice, without and with
+# decisions, so pick few); they are linked into one
 # directory for the bench. The engine binary is build-gpu/kernelopt (stripped, built on the CPU machine,
 # carried). The whole script keeps under 9 minutes: GPUTESTS_TIMEOUT (120 s) + BENCH_TIMEOUT (400 s).
 set -uo pipefail
