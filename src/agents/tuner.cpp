@@ -271,10 +271,9 @@ std::vector<json> tuner_space(const json& kernel, const json& current_config, in
   // Rows that interleave in memory: half of the configs (the nearest first) are programs of adjacent rows
   // that fill whole lines, which a sweep near Inductor's one-row programs would not reach; the rest as ranked.
   if (has_row_run_hint(kernel)) {
-    std::stable_partition(ranked.begin(), ranked.end(),
-                          [&](const Ranked& r) { return fills_lines(kernel, space, r.values); });
-    const auto filling = static_cast<std::size_t>(std::count_if(
-        ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(kernel, space, r.values); }));
+    const auto filling_end = std::stable_partition(
+        ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(kernel, space, r.values); });
+    const auto filling = static_cast<std::size_t>(filling_end - ranked.begin());
     const std::size_t first = std::min(filling, static_cast<std::size_t>((max_configs + 1) / 2));
     std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(),
                      [](const Ranked& a, const Ranked& b) {

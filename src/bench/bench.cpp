@@ -40,9 +40,14 @@ constexpr const char* kMethod =
     "limit and all else stayed; GPU-alone ceiling = the same over the GPU-alone "
     "median (no host time at all)";
 
-/// One problem through optimize into runs_dir/<problem> (or its finished report read back), as a bench row;
-/// "reused" says it was read back.
-json run_problem(const BenchOptions& o, engine::OptimizeOptions po, const fs::path& rel, const fs::path& runs_dir) {
+struct ProblemRun {
+  json row;
+  bool reused = false;  ///< its finished report.json was read back, not rerun
+};
+
+/// One problem through optimize into runs_dir/<problem> (or its finished report read back), as a bench row.
+ProblemRun run_problem(const BenchOptions& o, engine::OptimizeOptions po, const fs::path& rel,
+                       const fs::path& runs_dir) {
   const fs::path run_out = runs_dir / fs::path(rel).replace_extension("");
   json report;
   std::string error;
@@ -61,9 +66,7 @@ json run_problem(const BenchOptions& o, engine::OptimizeOptions po, const fs::pa
       spdlog::error("  {}: {}", rel.string(), error);
     }
   }
-  json row = bench_row(rel, report, error);
-  row["reused"] = reused;
-  return row;
+  return {bench_row(rel, report, error), reused};
 }
 
 }  // namespace
@@ -101,26 +104,25 @@ json run_bench(const BenchOptions& o) {
     const fs::path& rel = problems[i];
     spdlog::info("=== [{}/{}] {}", i + 1, problems.size(), rel.string());
     const auto started = std::chrono::steady_clock::now();
-    json row;
+    ProblemRun run;
     if (o.optimize.decisions) {
       // kernelopt without decisions first (its kernels go to the library, where the second run finds them),
       // then with: the row is the second, the first under row.decisions.without_decisions
       engine::OptimizeOptions kernels_only = o.optimize;
       kernels_only.decisions = false;
       spdlog::info("  without decisions ({})", (o.out_dir / "runs-without-decisions").string());
-      const json without = run_problem(o, kernels_only, rel, o.out_dir / "runs-without-decisions");
+      const ProblemRun without = run_problem(o, kernels_only, rel, o.out_dir / "runs-without-decisions");
       spdlog::info("  with decisions");
-      row = run_problem(o, o.optimize, rel, o.out_dir / "runs");
-      attach_without_decisions(row, without);
+      run = run_problem(o, o.optimize, rel, o.out_dir / "runs");
+      attach_without_decisions(run.row, without.row);
     } else {
-      row = run_problem(o, o.optimize, rel, o.out_dir / "runs");
+      run = run_problem(o, o.optimize, rel, o.out_dir / "runs");
     }
     // a run read back keeps the wall time its report.json recorded (null in older reports)
-    if (!row.value("reused", false)) {
-      row["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!run.reused) {
+      run.row["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
-    row.erase("reused");
-    rows.push_back(row);
+    rows.push_back(std::move(run.row));
     json partial = {{"problems", rows}, {"aggregate", aggregate(rows)}};
     util::write_file_atomic(o.out_dir / "bench.json", partial.dump(1) + "\n");
   }

@@ -10,6 +10,7 @@ import torch
 
 from kernelopt.runtime.loader import decision_config, load_run
 from kernelopt.runtime.decision import WeightsChangedError
+from test_decisions import CONV  # a convolution network, as the decide tests use it
 
 PROBLEM = textwrap.dedent('''
     import torch
@@ -86,27 +87,13 @@ def test_backend_reproduces_a_runs_decision(tmp_path, caplog):
         torch.testing.assert_close(torch.compile(loaded.model, backend=be)(x), loaded.model(x))
     assert kernelopt.backend(run=make_run(tmp_path, None)).decision == "default"
 
-CONV_PROBLEM = textwrap.dedent('''
-    import torch
-    class Model(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-        def forward(self, x):
-            return torch.relu(self.conv(x))
-    def get_inputs():
-        return [torch.randn(2, 3, 8, 8)]
-    def get_init_inputs():
-        return []
-''')
-
 
 def test_channels_last_converts_a_copy_and_leaves_the_loaded_model_as_built(tmp_path):
     # final_check's eager and torch.compile default run on loaded.model: were it converted in place, the
     # baseline would be measured with channels_last weights (a different program from the user's)
-    (tmp_path / "problem.py").write_text(CONV_PROBLEM)
+    (tmp_path / "problem.py").write_text(CONV)
     ns = {}
-    exec(CONV_PROBLEM, ns)
+    exec(CONV, ns)
     torch.save(ns["Model"]().state_dict(), tmp_path / "weights.pt")
     manifest = {"problem": "problem.py", "weights": "weights.pt", "modules": [],
                 "decision": {"kept": "channels_last", "settings": {"channels_last": True}}}

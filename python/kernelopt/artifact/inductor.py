@@ -10,6 +10,8 @@ import ast
 import hashlib
 import re
 
+from kernelopt.artifact.exprs import names_in, sum_terms
+
 # Decorators Inductor puts on generated kernels; their name is the kernel kind.
 HEURISTICS = {"pointwise", "reduction", "persistent_reduction", "split_scan", "template",
               "foreach", "user_autotune", "fixed_config", "cooperative_reduction"}
@@ -161,17 +163,6 @@ _ELEMENT_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, 
                   "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
 
 
-def _terms(node):
-    """The terms of a sum (a + b + c -> [a, b, c])."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _terms(node.left) + _terms(node.right)
-    return [node]
-
-
-def _names(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 def _row_run_bytes(fn, signature):
     """For a looped reduction whose rows interleave in memory (a group norm over channels-last data: each
     row's 8 channels of a pixel, then the next row's 8): the bytes of one row that lie together before the
@@ -185,7 +176,7 @@ def _row_run_bytes(fn, signature):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
         name, v = node.targets[0].id, node.value
-        if _names(v) & along:
+        if names_in(v) & along:
             along.add(name)
         by_const = (isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and isinstance(v.right, ast.Constant)
                     and isinstance(v.right.value, int))
@@ -195,14 +186,14 @@ def _row_run_bytes(fn, signature):
             runs.add(name)
         elif by_const and v.left.id == "r0_index" and isinstance(v.op, ast.Mod):
             row_mods[name] = v.right.value
-        elif name != "xindex" and _names(v) & (cols | other):
+        elif name != "xindex" and names_in(v) & (cols | other):
             other.add(name)  # the row index used some other way (a mask is harmless; an address is not)
     found = []
     for call in ast.walk(fn):
         if not (isinstance(call, ast.Call) and _call_name(call.func) in ("tl.load", "tl.store") and call.args):
             continue
-        terms = _terms(call.args[0])
-        if not _names(call.args[0]) & along:
+        terms = sum_terms(call.args[0])
+        if not names_in(call.args[0]) & along:
             continue  # a per-row value (the reduction's result), not the row streamed
         coefficients, mods, pointer = [], set(), None
         for t in terms:
@@ -215,7 +206,7 @@ def _row_run_bytes(fn, signature):
                 coefficients.append(t.left.value)
             elif isinstance(t, ast.Name) and t.id in row_mods:
                 mods.add(row_mods[t.id])
-            elif _names(t) & (cols | other):
+            elif names_in(t) & (cols | other):
                 return None
         if len(coefficients) != 1 or pointer is None:
             return None

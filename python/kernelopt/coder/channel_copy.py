@@ -18,6 +18,7 @@ names are bound to the new tile (c for `y % C`, n for `y // C`, y = C*n + c), so
 """
 import ast
 
+from kernelopt.artifact.exprs import assign_of
 from kernelopt.coder.common import NotApplicable
 
 MAX_CHANNELS = 8
@@ -30,20 +31,13 @@ ELEMENTWISE = {"tl.where", "tl.maximum", "tl.minimum", "tl.abs", "tl.exp", "tl.l
                "tl.fma", "triton_helpers.maximum", "triton_helpers.minimum", "triton_helpers.promote_to_tensor"}
 
 
-def _assign(node):
-    """(target name, value) of a plain `name = value`, else (None, None)."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id, node.value
-    return None, None
-
-
 def _call(node, name):
     return isinstance(node, ast.Call) and ast.unparse(node.func) == name
 
 
 def _expect(body, i, name, *texts):
     """body[i] is `name = <one of texts>` (compared as ast.unparse writes it)."""
-    target, value = _assign(body[i]) if i < len(body) else (None, None)
+    target, value = assign_of(body[i]) if i < len(body) else (None, None)
     if target != name or ast.unparse(value) not in texts:
         raise NotApplicable(f"statement {i + 1} is not `{name} = {texts[0]}` as Inductor writes a 2-D tile")
 
@@ -51,7 +45,7 @@ def _expect(body, i, name, *texts):
 def _tile_head(body):
     """The statement index after Inductor's 2-D tile set-up (sizes, yoffset..xmask); declines anything else."""
     i = 0
-    while i < len(body) and _assign(body[i])[0] in ("ynumel", "xnumel") and isinstance(_assign(body[i])[1], ast.Constant):
+    while i < len(body) and assign_of(body[i])[0] in ("ynumel", "xnumel") and isinstance(assign_of(body[i])[1], ast.Constant):
         i += 1
     _expect(body, i, "yoffset", "tl.program_id(1) * YBLOCK")
     _expect(body, i + 1, "yindex", "yoffset + tl.arange(0, YBLOCK)[:, None]")
@@ -68,7 +62,7 @@ def _index_names(body, start):
     kinds, channels = {"xindex": "x", "yindex": "y"}, set()
     i = start
     while i < len(body):
-        name, value = _assign(body[i])
+        name, value = assign_of(body[i])
         if name is None or isinstance(value, ast.Call) or name.startswith("tmp"):
             break
         if isinstance(value, ast.Name) and value.id in ("xindex", "yindex"):
@@ -132,7 +126,7 @@ def _set_mask(call, position):
 
 def _check_epilogue(stmts):
     for s in stmts:
-        name, value = _assign(s)
+        name, value = assign_of(s)
         if name is None:
             raise NotApplicable(f"`{ast.unparse(s)}` between the load and the store is not an assignment")
         for c in ast.walk(value):
@@ -169,7 +163,7 @@ def channel_copy(source):
     if channels > MAX_CHANNELS:
         raise NotApplicable(f"C = {channels}: more than {MAX_CHANNELS} channels, not the small-C copy this family takes")
     rest = body[at:]
-    name, load = _assign(rest[0]) if rest else (None, None)
+    name, load = assign_of(rest[0]) if rest else (None, None)
     if not _call(load, "tl.load"):
         raise NotApplicable("the statement after the indices is not `tmp = tl.load(...)`")
     store = rest[-1]
@@ -188,7 +182,7 @@ def channel_copy(source):
     per_program = f"(YBLOCK + {channels - 1}) // {channels}"
     c_name = next(k for k, v in kinds.items() if v == "c")
     n_name = next(k for k, v in kinds.items() if v == "n")
-    aliases = [s for s in body[sizes + 6:at] if _assign(s)[0] not in (c_name, n_name)]
+    aliases = [s for s in body[sizes + 6:at] if assign_of(s)[0] not in (c_name, n_name)]
     head = ast.parse(
         "xoffset = tl.program_id(0) * XBLOCK\n"
         "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]\n"  # positions down the tile, channels across

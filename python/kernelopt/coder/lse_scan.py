@@ -20,6 +20,7 @@ The gates judge the result like any other candidate.
 """
 import ast
 
+from kernelopt.artifact.exprs import sum_terms
 from kernelopt.coder.common import NotApplicable, is_r0_loop
 
 HELPERS = '''@triton.jit
@@ -88,12 +89,6 @@ def _pointer_index(call, base):
     return ptr.right
 
 
-def _terms(node):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _terms(node.left) + _terms(node.right)
-    return [node]
-
-
 def _mask(call, position):
     """The mask of tl.load(ptr, mask, ...) (position 1) or tl.store(ptr, value, mask, ...) (position 2)."""
     kw = {k.arg: k.value for k in call.keywords}
@@ -143,7 +138,7 @@ def lse_scan(source, aten_ops):
     setup = [s for s in loop.body if _is_setup(s)]
     r0_vars = {s.targets[0].id for s in setup if isinstance(s, ast.Assign) and isinstance(s.value, ast.Name)
                and s.value.id == "r0_index"} | {"r0_index"}
-    if not any(isinstance(t, ast.Name) and t.id in r0_vars for t in _terms(index)):
+    if not any(isinstance(t, ast.Name) and t.id in r0_vars for t in sum_terms(index)):
         raise NotApplicable("the scanned dimension is not contiguous (no unit-stride r0 term in the index)")
     ptr, mask = ast.unparse(load.args[0]), _mask(load, 1)
     out_mask = _mask(store, 2)

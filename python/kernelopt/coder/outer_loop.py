@@ -16,6 +16,7 @@ bit-identical.
 """
 import ast
 
+from kernelopt.artifact.exprs import assign_of, names_in
 from kernelopt.coder.common import NotApplicable, call_name, constexpr_params, kernel_function
 
 # elements of the inner-indexed operands together below which L2 (50 MB on an H100/H200) keeps them between the
@@ -26,19 +27,9 @@ MIN_TILE = 128
 OUTER = "_ko_outer"
 INNER = "_ko_inner"
 TILE = "_KO_TILE"
-HEAD = [("xoffset", ("tl.program_id(0) * XBLOCK",)),
-        ("xindex", ("xoffset + tl.arange(0, XBLOCK)[:]",)),
-        ("xmask", ("tl.full([XBLOCK], True, tl.int1)[:]",))]
-
-
-def _assign(node):
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id, node.value
-    return None, None
-
-
-def _names(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+HEAD = [("xoffset", "tl.program_id(0) * XBLOCK"),
+        ("xindex", "xoffset + tl.arange(0, XBLOCK)[:]"),
+        ("xmask", "tl.full([XBLOCK], True, tl.int1)[:]")]
 
 
 def _by_constant(value, op):
@@ -54,13 +45,13 @@ def _head(fn):
     """(xnumel, index of the first statement after the set-up); declines anything but Inductor's 1-D head with an
     all-True mask (the count is then a multiple of every block)."""
     body = fn.body
-    name, value = _assign(body[0]) if body else (None, None)
+    name, value = assign_of(body[0]) if body else (None, None)
     if name != "xnumel" or not (isinstance(value, ast.Constant) and isinstance(value.value, int)):
         raise NotApplicable("no constant `xnumel = <count>` first")
-    for i, (want, texts) in enumerate(HEAD, start=1):
-        name, value = _assign(body[i]) if i < len(body) else (None, None)
-        if name != want or ast.unparse(value) not in texts:
-            raise NotApplicable(f"statement {i + 1} is not `{want} = {texts[0]}` (a masked or tiled kernel)")
+    for i, (want, text) in enumerate(HEAD, start=1):
+        name, value = assign_of(body[i]) if i < len(body) else (None, None)
+        if name != want or ast.unparse(value) != text:
+            raise NotApplicable(f"statement {i + 1} is not `{want} = {text}` (a masked or tiled kernel)")
     return body[0].value.value, len(HEAD) + 1
 
 
@@ -68,8 +59,8 @@ def _index_names(rest):
     """(full, inner, outer, period): names bound to xindex, xindex % P and xindex // P (one P)."""
     full, inner, outer, periods = {"xindex"}, set(), set(), set()
     for node in rest:
-        name, value = _assign(node)
-        if name is None or "xindex" not in _names(value):
+        name, value = assign_of(node)
+        if name is None or "xindex" not in names_in(value):
             continue
         if isinstance(value, ast.Name):
             full.add(name)
@@ -89,10 +80,10 @@ def _index_names(rest):
 def _hoistable(node, inner, params):
     """`tmp = tl.load(ptr + <inner index only>, <None or xmask>, <constant keywords>)`: its address reads only the
     inner index names and the kernel's parameters, so it can run before the loop."""
-    name, value = _assign(node)
+    name, value = assign_of(node)
     if name is None or not (isinstance(value, ast.Call) and call_name(value) == "tl.load" and value.args):
         return False
-    reads = _names(value.args[0])
+    reads = names_in(value.args[0])
     if not reads & inner or not reads <= inner | params:
         return False
     if len(value.args) > 2 or not all(isinstance(k.value, ast.Constant) for k in value.keywords):
@@ -121,7 +112,7 @@ def outer_loop(source):
         raise NotApplicable("64-bit indices")
     xnumel, start = _head(fn)
     rest = fn.body[start:]
-    if "xoffset" in set().union(*(_names(n) for n in rest)):
+    if "xoffset" in set().union(*(names_in(n) for n in rest)):
         raise NotApplicable("xoffset read after the set-up")
     full, inner, outer, period = _index_names(rest)
     if xnumel % period or xnumel // period < 2:
@@ -138,11 +129,11 @@ def outer_loop(source):
                             "are cheap")
     for call in ast.walk(fn):
         if isinstance(call, ast.Call) and call_name(call) == "tl.store":
-            reads = _names(call.args[0]) if call.args else set()
+            reads = names_in(call.args[0]) if call.args else set()
             if not (reads & full or (reads & inner and reads & outer)):
                 raise NotApplicable(f"a store not per element: `{ast.unparse(call.args[0])}`")
     tile = _tile(period)
-    index_defs = {id(n) for n in rest if _assign(n)[0] in (full | inner | outer) - {"xindex"}}
+    index_defs = {id(n) for n in rest if assign_of(n)[0] in (full | inner | outer) - {"xindex"}}
     kept = [n for n in rest if id(n) not in index_defs and not any(n is h for h in hoisted)]
 
     head = [fn.body[0]] + [ast.parse(s).body[0] for s in (

@@ -4,6 +4,7 @@ already loaded reusing that value (softmax, log-softmax, norms, losses: 2 or 3 r
 over a strided dimension qualifies when consecutive rows are adjacent in memory (8 to 32 of them a program)."""
 import ast
 
+from kernelopt.artifact.exprs import sum_terms
 from kernelopt.coder.common import NotApplicable, int_assign, is_r0_loop as _is_r0_loop
 from kernelopt.coder.common import assigned_names as _assigned_names, call_name as _call_name
 from kernelopt.coder.common import constexpr_params as _constexpr_params, kernel_function as _function
@@ -216,13 +217,6 @@ SECTOR_COLUMNS = 8  # a strided row's program takes at least this many columns: 
 STRIDED_TILE = 16384  # elements (row x columns) one program of a strided-row rewrite keeps on chip
 
 
-def _terms(node):
-    """The terms of a sum (a + b + c -> [a, b, c]); anything else is one term."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _terms(node.left) + _terms(node.right)
-    return [node]
-
-
 def _adjacent_columns(fn):
     """For a row that is not contiguous (the reduction runs over a strided dimension): the period K
     such that rows xindex and xindex+1 sit at adjacent addresses in every load and store whenever
@@ -258,7 +252,7 @@ def _adjacent_columns(fn):
         if not (isinstance(call, ast.Call) and _call_name(call) in ("tl.load", "tl.store") and call.args):
             continue
         columns, reads_rows, mixed = 0, False, False
-        for term in _terms(call.args[0]):
+        for term in sum_terms(call.args[0]):
             names = {n.id for n in ast.walk(term) if isinstance(n, ast.Name)} & kinds.keys()
             reads_rows |= bool(names)
             if isinstance(term, ast.Name) and kinds.get(term.id, ("",))[0] == "column":

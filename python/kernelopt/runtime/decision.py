@@ -21,16 +21,13 @@ def uses_cudagraphs(settings):
     return (settings or {}).get("mode") in CUDAGRAPH_MODES
 
 
-def channels_last_inputs(inputs):
-    """4-D tensor inputs in channels_last memory format (the decision measured them so); others as given."""
+def decision_inputs(inputs, settings):
+    """The inputs as the decision runs them (channels_last: 4-D tensor inputs converted, others as given). The
+    model's own conversion is compile_model's, on the model it compiles: the caller's model is never converted."""
+    if not settings.get("channels_last"):
+        return inputs
     return [x.contiguous(memory_format=torch.channels_last) if isinstance(x, torch.Tensor) and x.dim() == 4
             else x for x in inputs]
-
-
-def decision_inputs(inputs, settings):
-    """The inputs as the decision runs them (channels_last: 4-D inputs converted). The model's own conversion
-    is compile_model's, on the model it compiles: the caller's model is never converted in place."""
-    return channels_last_inputs(inputs) if settings.get("channels_last") else inputs
 
 
 def compile_model(model, settings):
@@ -84,8 +81,7 @@ class DecisionGuard:
             raise WeightsChangedError("the run's model was frozen (--decisions kept freezing): its weights were "
                                       "compiled in as constants, and they changed after loading; load the run "
                                       "again (kernelopt.load) to compile the new weights")
-        if self.channels_last:
-            inputs = channels_last_inputs(inputs)
+        inputs = decision_inputs(inputs, self.settings)
         with torch.no_grad():
             out = compiled(*inputs)
         return _clone_outputs(out) if self.cudagraphs else out

@@ -88,12 +88,13 @@ def outputs_overwritten(out, kept):
 
 def _same_answers(a, b, tolerances):
     """Outputs of two calls on the same inputs agree: within the run's tolerances (a convolution's algorithm
-    or an atomic reduction may differ in the last bits from call to call), NaN where NaN. A replay that read
-    stale inputs gives another seed's answers, far outside them."""
-    from kernelopt.gates.compare import tolerance_for
+    or an atomic reduction may differ in the last bits from call to call), NaN and infinities where they
+    were (gates/compare, chunk by chunk). A replay that read stale inputs gives another seed's answers, far
+    outside them."""
+    from kernelopt.gates.compare import compare_tensors, tolerance_for
     for x, y in zip(a, b):
-        atol, rtol = tolerance_for(x.dtype, tolerances)
-        if x.shape != y.shape or not torch.allclose(x, y, atol=atol, rtol=rtol, equal_nan=True):
+        ev = compare_tensors(x, y, *tolerance_for(y.dtype, tolerances))
+        if ev["mismatches"] or ev["nan_mismatches"] or ev["inf_mismatches"]:
             return False
     return True
 
