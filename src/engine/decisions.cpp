@@ -18,7 +18,11 @@ using nlohmann::json;
 namespace {
 
 const std::set<std::string> kModes = {"reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"};
-const std::set<std::string> kOptions = {"coordinate_descent_tuning", "combo_kernels", "freezing"};
+// the options a decision may set: the single decisions' own and those a mode stands for (compositions)
+const std::set<std::string> kOptions = {"coordinate_descent_tuning", "combo_kernels", "freezing", "triton.cudagraphs",
+                                        "max_autotune"};
+// compositions tried after the single decisions (each one more `decide` request: the search's cost)
+constexpr int kMaxCompositions = 2;
 // a decision's row in the store: a candidate of no module, named after the decision
 constexpr int kDecisionModule = -1;
 const std::string kDecisionKernel = "decision";
@@ -45,6 +49,33 @@ DecisionOutcome rejected(DecisionOutcome o, const std::string& gate, const std::
 }
 
 }  // namespace
+
+json options_of(const json& settings) {
+  json opts = json::object();
+  const json mode = settings.value("mode", json());
+  if (mode == "reduce-overhead" || mode == "max-autotune") opts["triton.cudagraphs"] = true;
+  if (mode == "max-autotune-no-cudagraphs" || mode == "max-autotune") {
+    opts["max_autotune"] = true;
+    opts["coordinate_descent_tuning"] = true;
+  }
+  const json own = settings.value("options", json::object());  // a named copy: items() of a temporary dangles
+  for (const auto& [k, v] : own.items()) opts[k] = v;
+  return opts;
+}
+
+std::optional<Decision> compose(const Decision& a, const Decision& b) {
+  json opts = options_of(a.settings);
+  const json before = opts;
+  const json added = options_of(b.settings);
+  for (const auto& [k, v] : added.items()) opts[k] = v;
+  const bool a_channels_last = a.settings.value("channels_last", false);
+  const bool channels_last = a_channels_last || b.settings.value("channels_last", false);
+  if (opts == before && channels_last == a_channels_last) return std::nullopt;  // b adds nothing to a
+  json settings = json::object();
+  if (!opts.empty()) settings["options"] = opts;
+  if (channels_last) settings["channels_last"] = true;
+  return Decision{a.name + "+" + b.name, settings, a.what + "; " + b.what};
+}
 
 const std::vector<Decision>& decision_space() {
   static const std::vector<Decision> space = {
@@ -241,15 +272,14 @@ DecisionOutcome try_decision(Context& ctx, const Decision& d) {
 }  // namespace
 
 DecisionSearch search_decisions(Context& ctx) {
-  spdlog::info("[0/5] whole-model decisions: {} to try", decision_space().size() - 1);
+  spdlog::info("[0/5] whole-model decisions: {} to try, then up to {} compositions of those that pass",
+               decision_space().size() - 1, kMaxCompositions);
   DecisionSearch search;
   std::map<std::string, std::int64_t> ids;  // decision -> its store row, for those judged in this invocation
-  for (const auto& d : decision_space()) {
-    if (d.name == "default") {
-      search.outcomes.push_back({d.name, d.settings, "baseline", "the baseline every decision is timed against",
-                                 "", std::nullopt, json::object()});
-      continue;
-    }
+  std::map<std::string, Decision> tried;    // every decision by name, compositions included
+  // a decision judged now, or the outcome a resumed run's store already holds; progress line either way
+  auto judge = [&](const Decision& d) {
+    tried[d.name] = d;
     auto recorded = ctx.continuing ? recorded_outcome(ctx, d.name) : std::nullopt;
     DecisionOutcome o = recorded ? *recorded : try_decision(ctx, d);
     if (!recorded) ids[d.name] = record_outcome(ctx, o);
@@ -260,8 +290,40 @@ DecisionSearch search_decisions(Context& ctx) {
       spdlog::info("  decision {}: {}: {}{}", o.name, o.status, o.why, recorded ? " (recorded)" : "");
     }
     search.outcomes.push_back(o);
+    return o;
+  };
+  for (const auto& d : decision_space()) {
+    if (d.name == "default") {
+      tried[d.name] = d;
+      search.outcomes.push_back({d.name, d.settings, "baseline", "the baseline every decision is timed against",
+                                 "", std::nullopt, json::object()});
+      continue;
+    }
+    judge(d);
   }
-  search.kept = *decision_named(choose_decision(search.outcomes));
+  // compositions: the fastest passing decision with each next passing one (fastest first), kept as the one to
+  // build on when it passes and beats it; each judged by the same gates against torch.compile default
+  std::vector<std::pair<double, std::string>> passed;
+  for (const auto& o : search.outcomes) {
+    if (o.status == "passed") passed.emplace_back(o.speedup->speedup, o.name);
+  }
+  std::sort(passed.rbegin(), passed.rend());
+  if (!passed.empty()) {
+    Decision current = tried.at(passed[0].second);
+    double best = passed[0].first;
+    int composed = 0;
+    for (std::size_t i = 1; i < passed.size() && composed < kMaxCompositions; ++i) {
+      const auto c = compose(current, tried.at(passed[i].second));
+      if (!c) continue;
+      ++composed;
+      const DecisionOutcome o = judge(*c);
+      if (o.status == "passed" && o.speedup->speedup > best) {
+        current = *c;
+        best = o.speedup->speedup;
+      }
+    }
+  }
+  search.kept = tried.at(choose_decision(search.outcomes));
   if (ids.count(search.kept.name)) ctx.store.set_candidate_status(ids[search.kept.name], "kept");
   spdlog::info("  kept decision: {}", search.kept.name);
   return search;

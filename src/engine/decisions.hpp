@@ -36,9 +36,17 @@ const std::vector<Decision>& decision_space();
 /// The decision of that name, or none.
 std::optional<Decision> decision_named(const std::string& name);
 
+/// A decision's settings as Inductor options alone: a mode as the options torch.compile turns it into
+/// (torch._inductor.list_mode_options: reduce-overhead = triton.cudagraphs; max-autotune-no-cudagraphs =
+/// max_autotune + coordinate_descent_tuning; max-autotune = all three), then its own options.
+nlohmann::json options_of(const nlohmann::json& settings);
+/// `a` and `b` together (named "a+b"): the union of their options (options_of) and channels_last if either
+/// has it; none when b adds nothing to a. torch.compile takes a mode or options, so a composition is options.
+std::optional<Decision> compose(const Decision& a, const Decision& b);
+
 /// Gate 1 at model level: passes iff `settings` is an object whose every key and value the whitelist
-/// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning, combo_kernels and freezing
-/// (booleans), `channels_last` a boolean, and not a mode and options together (torch.compile refuses).
+/// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning, combo_kernels, freezing
+/// and the options the modes stand for (triton.cudagraphs, max_autotune; booleans), `channels_last` a boolean, and not a mode and options together (torch.compile refuses).
 verify::Verdict decision_static_gate(const nlohmann::json& settings);
 
 struct DecisionOutcome {
@@ -64,12 +72,13 @@ std::string choose_decision(std::vector<DecisionOutcome>& outcomes);
 
 struct DecisionSearch {
   Decision kept;
-  std::vector<DecisionOutcome> outcomes;  ///< every decision tried, in the whitelist's order
+  std::vector<DecisionOutcome> outcomes;  ///< every decision tried: the whitelist's order, then compositions
   nlohmann::json to_json() const;         ///< {"kept", "settings", "tried": [...]}: report.json and the manifest
 };
 
-/// Every decision through the gates (one `decide` request each; progress lines), each verdict recorded in
-/// the store; a resumed run reuses the decisions its store already judged.
+/// Every decision through the gates (one `decide` request each; progress lines), then up to two compositions
+/// (compose) of the fastest passing one with the next passing ones, each verdict recorded in the store; the
+/// fastest that passed is kept. A resumed run reuses the decisions its store already judged.
 DecisionSearch search_decisions(Context& ctx);
 
 /// `--decisions`: the search, the kept decision written into the run directory's manifest and its settings

@@ -73,6 +73,14 @@ def test_decision_config_is_torch_compiles_own_for_the_mode():
     assert decision_config({}) == {}
 
 
+def test_a_composition_with_cuda_graphs_is_guarded_like_the_mode():
+    from kernelopt.runtime.decision import uses_cudagraphs
+    composed = {"options": {"triton.cudagraphs": True, "freezing": True}}
+    assert uses_cudagraphs(composed) and uses_cudagraphs({"mode": "max-autotune"})
+    assert not uses_cudagraphs({"options": {"freezing": True}}) and not uses_cudagraphs({})
+    assert decision_config(composed) == {"triton.cudagraphs": True, "freezing": True}
+
+
 def test_backend_reproduces_a_runs_decision(tmp_path, caplog):
     import kernelopt
     run = make_run(tmp_path, {"kept": "freezing", "settings": {"options": {"freezing": True}}})

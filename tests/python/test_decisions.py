@@ -55,6 +55,27 @@ def test_cudagraphs_on_cpu_is_skipped_with_the_reason(problem):
     assert r["runs"] == [] and r["samples_ms"] == {}
 
 
+def test_a_composition_is_options_alone_and_runs_like_a_single_decision(problem):
+    # the engine composes passing decisions (src/engine/decisions.cpp, compose) as Inductor options
+    r = decide(problem, "freezing+coordinate_descent", {"options": {"freezing": True, "coordinate_descent_tuning": True}})
+    assert r["skipped"] is None and r["refused"] is None
+    assert all(run["error"] is None and all(o["matches_baseline"] for o in run["outputs"]) for run in r["runs"])
+    # a composition with CUDA graphs is a CUDA-graph decision: skipped here, and the loader clones its outputs
+    r = decide(problem, "cudagraphs+freezing", {"options": {"triton.cudagraphs": True, "freezing": True}})
+    assert r["skipped"] and "CUDA" in r["skipped"]
+
+
+def test_the_engines_mode_options_are_torchs():
+    """compose() in src/engine/decisions.cpp writes a mode as these options (tests/unit/test_engine_decisions.cpp,
+    DecisionCompose): this fails when torch's own meaning of a mode drifts from them."""
+    import torch
+    assert torch._inductor.list_mode_options("reduce-overhead") == {"triton.cudagraphs": True}
+    assert torch._inductor.list_mode_options("max-autotune-no-cudagraphs") == {
+        "max_autotune": True, "coordinate_descent_tuning": True}
+    assert torch._inductor.list_mode_options("max-autotune") == {
+        "max_autotune": True, "triton.cudagraphs": True, "coordinate_descent_tuning": True}
+
+
 def test_channels_last_without_convolutions_is_skipped(problem):
     r = decide(problem, "channels_last", {"channels_last": True})
     assert r["skipped"] and "convolutions" in r["skipped"]

@@ -74,7 +74,7 @@ TEST(DecisionStaticGate, EveryWhitelistedDecisionPasses) {
 TEST(DecisionStaticGate, SettingsOutsideTheWhitelistFail) {
   const std::vector<std::pair<json, std::string>> bad = {
       {{{"mode", "max-autotune-everything"}}, "mode"},
-      {{{"options", {{"triton.cudagraphs", true}}}}, "triton.cudagraphs"},
+      {{{"options", {{"triton.unique_kernel_names", true}}}}, "triton.unique_kernel_names"},
       {{{"options", {{"freezing", "yes"}}}}, "boolean"},
       {{{"backend", "eager"}}, "backend"},
       {{{"mode", "reduce-overhead"}, {"options", {{"freezing", true}}}}, "together"},
@@ -197,11 +197,68 @@ TEST_F(DecisionSearch, KeepsTheFastestPassingAndRecordsEveryVerdict) {
   worker_.times = {{"max_autotune", {2.0, 1.5}}, {"freezing", {2.0, 1.2}}};
   const auto s = search("cuda", false);
   EXPECT_EQ(s.kept.name, "freezing");
-  EXPECT_EQ(worker_.asked.size(), engine::decision_space().size() - 1);  // default is never asked
-  EXPECT_EQ(store_->candidates(run_id_).size(), engine::decision_space().size() - 1);
+  // every single decision but default, then the one composition of the two that passed (not faster here)
+  const std::size_t asked = engine::decision_space().size() - 1 + 1;
+  ASSERT_EQ(worker_.asked.size(), asked);
+  EXPECT_EQ(worker_.asked.back(), "freezing+max_autotune");
+  EXPECT_EQ(store_->candidates(run_id_).size(), asked);
   const json j = s.to_json();
   EXPECT_EQ(j["kept"], "freezing");
-  EXPECT_EQ(j["tried"].size(), engine::decision_space().size());
+  EXPECT_EQ(j["tried"].size(), asked + 1);
+}
+
+TEST(DecisionCompose, ModesBecomeTheOptionsTorchCompileTurnsThemInto) {
+  EXPECT_EQ(engine::options_of(named("cudagraphs").settings), json({{"triton.cudagraphs", true}}));
+  EXPECT_EQ(engine::options_of(named("max_autotune").settings),
+            json({{"max_autotune", true}, {"coordinate_descent_tuning", true}}));
+  EXPECT_EQ(engine::options_of(named("cudagraphs_max_autotune").settings),
+            json({{"max_autotune", true}, {"coordinate_descent_tuning", true}, {"triton.cudagraphs", true}}));
+  EXPECT_EQ(engine::options_of(named("freezing").settings), json({{"freezing", true}}));
+  EXPECT_EQ(engine::options_of(named("channels_last").settings), json::object());
+}
+
+TEST(DecisionCompose, TheUnionOfSettingsPassesTheStaticGateAndTheProtocol) {
+  const auto c = engine::compose(named("cudagraphs"), named("freezing"));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->name, "cudagraphs+freezing");
+  EXPECT_EQ(c->settings, json({{"options", {{"triton.cudagraphs", true}, {"freezing", true}}}}));
+  const auto cl = engine::compose(*c, named("channels_last"));
+  ASSERT_TRUE(cl);
+  EXPECT_EQ(cl->settings["channels_last"], true);
+  EXPECT_EQ(cl->settings["options"].size(), 2u);
+  for (const auto& d : {*c, *cl}) {
+    EXPECT_TRUE(engine::decision_static_gate(d.settings).passed) << d.name;
+    EXPECT_EQ(worker::protocol_violation("decide", "args",
+                                         {{"problem", "p.py"}, {"decision", {{"name", d.name}, {"settings", d.settings}}},
+                                          {"tolerances", engine::OptimizeOptions().tolerances_json()}}),
+              "")
+        << d.name;
+  }
+  // a decision that adds nothing: max-autotune already has CUDA graphs; channels_last twice
+  EXPECT_FALSE(engine::compose(named("cudagraphs_max_autotune"), named("cudagraphs")));
+  EXPECT_FALSE(engine::compose(*cl, named("channels_last")));
+}
+
+TEST_F(DecisionSearch, ACompositionThatBeatsTheBestIsKeptAndBuiltOn) {
+  worker_.times = {{"cudagraphs", {2.0, 1.0}},
+                   {"freezing", {2.0, 1.6}},
+                   {"channels_last", {2.0, 1.8}},
+                   {"cudagraphs+freezing", {2.0, 0.8}},
+                   {"cudagraphs+freezing+channels_last", {2.0, 0.9}}};
+  const auto s = search("cuda", false);
+  EXPECT_EQ(s.kept.name, "cudagraphs+freezing");
+  EXPECT_EQ(s.kept.settings, json({{"options", {{"triton.cudagraphs", true}, {"freezing", true}}}}));
+  const std::vector<std::string> compositions(worker_.asked.end() - 2, worker_.asked.end());
+  EXPECT_EQ(compositions, (std::vector<std::string>{"cudagraphs+freezing", "cudagraphs+freezing+channels_last"}));
+  int kept = 0;
+  for (const auto& o : s.outcomes) kept += o.status == "kept";
+  EXPECT_EQ(kept, 1);
+}
+
+TEST_F(DecisionSearch, OnePassingDecisionIsNotComposed) {
+  worker_.times = {{"freezing", {2.0, 1.2}}};
+  search("cuda", false);
+  EXPECT_EQ(worker_.asked.size(), engine::decision_space().size() - 1);
 }
 
 TEST_F(DecisionSearch, CudaGraphsSkippedOnTheCpuAndNothingFasterKeepsDefault) {

@@ -1,6 +1,6 @@
 """What the loader adds for a kept whole-model decision (manifest.json's "decision", `--decisions`).
 
-- CUDA graphs (mode reduce-overhead or max-autotune): a graph replay writes its outputs into the same
+- CUDA graphs (mode reduce-overhead or max-autotune, or a composition's option triton.cudagraphs): a graph replay writes its outputs into the same
   static buffers every call, so a caller that keeps the outputs of one call would see them overwritten by
   the next. The loader clones every output tensor (tests/gpu/test_decisions_gpu.py shows the overwrite
   without the clone and none with it).
@@ -18,7 +18,8 @@ CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 
 
 def uses_cudagraphs(settings):
-    return (settings or {}).get("mode") in CUDAGRAPH_MODES
+    settings = settings or {}
+    return settings.get("mode") in CUDAGRAPH_MODES or bool((settings.get("options") or {}).get("triton.cudagraphs"))
 
 
 def decision_inputs(inputs, settings):
