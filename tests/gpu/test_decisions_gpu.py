@@ -101,3 +101,22 @@ def test_a_model_that_writes_its_inputs_is_refused_for_cuda_graphs(tmp_path):
     path.write_text(MUTATING)
     r = decide(str(path), {"mode": "reduce-overhead"})
     assert r["refused"] and "writes its inputs" in r["refused"]
+
+
+COMPOSED = {"options": {"triton.cudagraphs": True, "freezing": True}}
+
+
+def test_a_composition_with_cuda_graphs_gets_the_same_checks_and_the_loaders_clone(tmp_path):
+    path = tmp_path / "p.py"
+    path.write_text(PROBLEM)
+    r = decide(str(path), COMPOSED, name="cudagraphs+freezing")
+    assert r["skipped"] is None and r["refused"] is None
+    assert r["checks"]["outputs_overwritten"] is True and r["checks"]["new_addresses_ok"] is True
+    assert all(run["error"] is None for run in r["runs"])
+    from kernelopt.runtime.loader import load_run
+    from kernelopt.inputs.module.decisions import outputs_overwritten
+    (tmp_path / "run").mkdir()
+    run = make_run(tmp_path / "run", decision={"kept": "cudagraphs+freezing", "settings": COMPOSED})
+    loaded = load_run(run, device="cuda")
+    first, value = two_calls(loaded)
+    assert not outputs_overwritten([first], [value])
