@@ -76,6 +76,14 @@ def test_the_engines_mode_options_are_torchs():
         "max_autotune": True, "triton.cudagraphs": True, "coordinate_descent_tuning": True}
 
 
+def test_freezing_a_model_without_weights_is_skipped(tmp_path):
+    path = tmp_path / "gelu.py"
+    path.write_text(LINEAR.replace("self.fc = torch.nn.Linear(16, 8)", "pass")
+                    .replace("torch.relu(self.fc(x)) * 2.0", "torch.nn.functional.gelu(x)"))
+    r = decide(str(path), "freezing", {"options": {"freezing": True}})
+    assert r["skipped"] and "has none" in r["skipped"]
+
+
 def test_channels_last_without_convolutions_is_skipped(problem):
     r = decide(problem, "channels_last", {"channels_last": True})
     assert r["skipped"] and "convolutions" in r["skipped"]

@@ -26,6 +26,9 @@ def not_applicable(model, device, settings):
         return f"CUDA graphs need a CUDA device (this run's device is {device})"
     if settings.get("channels_last") and not has_convolutions(model):
         return "channels_last applies only to models with convolutions (this one has none)"
+    if settings == {"options": {"freezing": True}} and not any(True for _ in model.parameters()) \
+            and not any(True for _ in model.buffers()):
+        return "freezing folds weights into constants, and this model has none (it would compile as default)"
     return None
 
 
