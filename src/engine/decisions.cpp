@@ -78,17 +78,18 @@ std::optional<Decision> compose(const Decision& a, const Decision& b) {
 }
 
 const std::vector<Decision>& decision_space() {
+  // cheapest compiles first (max-autotune's template benchmarking last), so a run cut short has judged most
   static const std::vector<Decision> space = {
       {"default", json::object(), "torch.compile with no settings (the baseline)"},
       {"cudagraphs", {{"mode", "reduce-overhead"}}, "CUDA graphs (cudagraph trees): one replay per call"},
-      {"max_autotune", {{"mode", "max-autotune-no-cudagraphs"}}, "Inductor's GEMM/conv templates, epilogues fused"},
-      {"cudagraphs_max_autotune", {{"mode", "max-autotune"}}, "the templates and CUDA graphs together"},
-      {"coordinate_descent", {{"options", {{"coordinate_descent_tuning", true}}}},
-       "Inductor's coordinate-descent tuning of kernel configs"},
-      {"combo_kernels", {{"options", {{"combo_kernels", true}}}},
-       "Inductor's combo (horizontal) kernels: independent small kernels fused into one launch"},
       {"freezing", {{"options", {{"freezing", true}}}}, "weights as constants (conv-BN folded), inference only"},
       {"channels_last", {{"channels_last", true}}, "model and 4-D inputs channels_last (convolution networks)"},
+      {"combo_kernels", {{"options", {{"combo_kernels", true}}}},
+       "Inductor's combo (horizontal) kernels: independent small kernels fused into one launch"},
+      {"coordinate_descent", {{"options", {{"coordinate_descent_tuning", true}}}},
+       "Inductor's coordinate-descent tuning of kernel configs"},
+      {"max_autotune", {{"mode", "max-autotune-no-cudagraphs"}}, "Inductor's GEMM/conv templates, epilogues fused"},
+      {"cudagraphs_max_autotune", {{"mode", "max-autotune"}}, "the templates and CUDA graphs together"},
   };
   return space;
 }
