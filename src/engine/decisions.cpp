@@ -234,8 +234,8 @@ std::optional<DecisionOutcome> recorded_outcome(Context& ctx, const std::string&
   return std::nullopt;
 }
 
-/// The decision's row (a candidate; the store's statuses have no "skipped": a skipped decision is a rejected
-/// one, its verdict's evidence says skipped) and its verdict; returns the row's id.
+/// The decision's row (a candidate: passed, skipped, or rejected for any other outcome; "kept" is set later)
+/// and its verdict; returns the row's id.
 std::int64_t record_outcome(Context& ctx, const DecisionOutcome& o) {
   store::CandidateRecord c;
   c.run_id = ctx.run_id;
@@ -244,7 +244,7 @@ std::int64_t record_outcome(Context& ctx, const DecisionOutcome& o) {
   c.source_hash = o.name;
   c.origin = "decisions";
   c.meta = o.settings;
-  c.status = o.status == "passed" ? "passed" : "rejected";
+  c.status = o.status == "passed" || o.status == "skipped" ? o.status : "rejected";
   const auto [rec, inserted] = ctx.store.add_candidate(c);
   (void)inserted;
   store::VerdictRecord v;

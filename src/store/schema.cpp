@@ -92,26 +92,98 @@ CREATE INDEX llm_exchanges_key ON llm_exchanges(provider, model, request_hash);
 CREATE INDEX llm_exchanges_run ON llm_exchanges(run_id);
 )sql";
 
+// Version 2 -> 3: candidates.status admits 'skipped' (a whole-model decision that does not apply, e.g.
+// CUDA graphs on a CPU device), which was recorded as 'rejected' before. SQLite cannot alter a CHECK, so
+// the table is rebuilt by its documented procedure (lang_altertable.html#otheralter): a new table, every
+// row copied with its id, the old one dropped, the new one renamed. migrate() runs it with foreign keys
+// off (verdicts and timings keep referring to candidates(id) by name) and checks them before commit.
+// candidates has no indexes of its own (its UNIQUE constraint comes with the table), triggers or views.
+constexpr const char* kV3 = R"sql(
+CREATE TABLE candidates_v3 (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id),
+  module      INTEGER NOT NULL,
+  kernel      TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  origin      TEXT NOT NULL,
+  meta_json   TEXT,
+  status      TEXT NOT NULL CHECK (status IN ('pending', 'rejected', 'passed', 'kept', 'skipped')),
+  created_at  TEXT NOT NULL,
+  UNIQUE(run_id, module, kernel, source_hash)
+);
+INSERT INTO candidates_v3(id, run_id, module, kernel, source_hash, origin, meta_json, status, created_at)
+  SELECT id, run_id, module, kernel, source_hash, origin, meta_json, status, created_at FROM candidates;
+DROP TABLE candidates;
+ALTER TABLE candidates_v3 RENAME TO candidates;
+)sql";
+
 // kSteps[v] migrates version v to v + 1.
-constexpr std::array<const char*, kSchemaVersion> kSteps = {kV1, kV2};
+constexpr std::array<const char*, kSchemaVersion> kSteps = {kV1, kV2, kV3};
 
 int user_version(Database& db) {
   Statement st = db.prepare("PRAGMA user_version");
   return st.step() ? static_cast<int>(st.column_int64(0)) : 0;
 }
 
+/// Foreign keys off for this connection while it lives (a step may rebuild a table others refer to), back
+/// on when it ends. The pragma is a no-op inside a transaction, so this wraps the migration's Transaction.
+class ForeignKeysOff {
+ public:
+  explicit ForeignKeysOff(Database& db) : db_(db) { db_.exec("PRAGMA foreign_keys = OFF"); }
+  ForeignKeysOff(const ForeignKeysOff&) = delete;
+  ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+  ~ForeignKeysOff() {
+    if (on_) return;
+    try {
+      db_.exec("PRAGMA foreign_keys = ON");
+    } catch (const StoreError&) {
+      // already failing: the migration's own error is the one reported
+    }
+  }
+  /// Turns them back on; throws if SQLite does not (the connection must not go on without them).
+  void restore() {
+    db_.exec("PRAGMA foreign_keys = ON");
+    on_ = true;
+    Statement st = db_.prepare("PRAGMA foreign_keys");
+    if (!st.step() || st.column_int64(0) != 1)
+      throw StoreError("store: cannot turn foreign keys back on after migrating");
+  }
+
+ private:
+  Database& db_;
+  bool on_ = false;
+};
+
+/// Every row PRAGMA foreign_key_check reports, as "table rowid -> parent" lines; "" when there are none.
+std::string foreign_key_violations(Database& db) {
+  Statement st = db.prepare("PRAGMA foreign_key_check");
+  std::string out;
+  while (st.step()) {
+    out += (out.empty() ? "" : "; ") + st.column_text(0) + " row " + st.column_text(1) + " -> " + st.column_text(2);
+  }
+  return out;
+}
+
 }  // namespace
 
 void migrate(Database& db) {
   if (user_version(db) == kSchemaVersion) return;  // fast path, no write lock
-  Transaction tx(db);
-  const int version = user_version(db);  // re-read under the write lock
-  if (version > kSchemaVersion)
-    throw StoreError("store: database schema version " + std::to_string(version) +
-                     " is newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
-  for (int v = version; v < kSchemaVersion; ++v) db.exec(kSteps[static_cast<size_t>(v)]);
-  db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
-  tx.commit();
+  ForeignKeysOff fk_off(db);                        // before the transaction: SQLite ignores it inside one
+  {
+    Transaction tx(db);
+    const int version = user_version(db);  // re-read under the write lock
+    if (version > kSchemaVersion)
+      throw StoreError("store: database schema version " + std::to_string(version) +
+                       " is newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
+    for (int v = version; v < kSchemaVersion; ++v) db.exec(kSteps[static_cast<size_t>(v)]);
+    const std::string violations = foreign_key_violations(db);
+    if (!violations.empty())
+      throw StoreError("store: migrating the schema from version " + std::to_string(version) + " to " +
+                       std::to_string(kSchemaVersion) + " would break foreign keys: " + violations);
+    db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    tx.commit();
+  }
+  fk_off.restore();
 }
 
 }  // namespace kernelopt::store

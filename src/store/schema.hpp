@@ -2,7 +2,9 @@
 /// The store's schema and its migrations. Contract: migrate() brings a
 /// database from any older PRAGMA user_version to kSchemaVersion, one step per
 /// version, inside one IMMEDIATE transaction (so two processes opening a fresh
-/// file at once cannot both create it); a file newer than this build is refused
+/// file at once cannot both create it), with foreign keys off around it (a step
+/// may rebuild a table others refer to) and PRAGMA foreign_key_check clean before
+/// it commits (StoreError otherwise); a file newer than this build is refused
 /// with StoreError and left untouched. To change the schema, append a step —
 /// never edit a released one.
 #pragma once
@@ -11,7 +13,8 @@
 
 namespace kernelopt::store {
 
-inline constexpr int kSchemaVersion = 2;  // 2: llm_exchanges
+// 2: llm_exchanges; 3: candidates.status admits 'skipped' (the table rebuilt, rows and ids kept)
+inline constexpr int kSchemaVersion = 3;
 
 /// Migrates `db` to kSchemaVersion.
 void migrate(Database& db);

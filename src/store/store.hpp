@@ -53,7 +53,7 @@ struct CandidateRecord {
   std::string source_hash;
   std::string origin;        // which agent/rule produced it
   nlohmann::json meta;       // launch meta-parameters and the like
-  std::string status;        // pending|rejected|passed|kept; "" means pending on insert
+  std::string status;        // pending|rejected|passed|kept|skipped; "" means pending on insert
   std::string created_at;    // UTC ISO-8601; filled on insert
 };
 
@@ -127,7 +127,7 @@ class Store {
   /// Adds a candidate unless one with the same (run, module, kernel, source_hash)
   /// exists; returns {the stored record, inserted}.
   std::pair<CandidateRecord, bool> add_candidate(const CandidateRecord& candidate);
-  /// status must be pending|rejected|passed|kept. Throws if no such candidate.
+  /// status must be pending|rejected|passed|kept|skipped (the schema's CHECK). Throws if no such candidate.
   void set_candidate_status(std::int64_t candidate_id, const std::string& status);
   std::vector<CandidateRecord> candidates(std::int64_t run_id);  // in insertion order
 

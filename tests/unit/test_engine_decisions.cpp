@@ -322,3 +322,30 @@ TEST_F(DecisionSearch, TheStoreMarksTheKeptDecision) {
   }
   EXPECT_EQ(kept, 1);
 }
+
+TEST_F(DecisionSearch, ASkippedDecisionIsStoredAsSkippedAndResumesAsSkipped) {
+  search("cpu", false);
+  int skipped = 0;
+  for (const auto& c : store_->candidates(run_id_)) {
+    if (c.source_hash == "cudagraphs") {
+      EXPECT_EQ(c.status, "skipped");
+      const auto vs = store_->verdicts(c.id);
+      ASSERT_EQ(vs.size(), 1u);
+      EXPECT_EQ(vs[0].gate, "decision");
+      EXPECT_FALSE(vs[0].passed);
+      EXPECT_EQ(vs[0].reason, "CUDA graphs need a CUDA device");
+    } else {
+      EXPECT_EQ(c.status, "rejected") << c.source_hash;  // no faster than default: the performance gate
+    }
+    skipped += c.status == "skipped";
+  }
+  EXPECT_EQ(skipped, 1);
+  worker_.asked.clear();
+  const auto again = search("cpu", true);
+  EXPECT_TRUE(worker_.asked.empty());
+  for (const auto& o : again.outcomes) {
+    if (o.name == "cudagraphs") {
+      EXPECT_EQ(o.status, "skipped");
+    }
+  }
+}

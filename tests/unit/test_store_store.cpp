@@ -19,6 +19,101 @@ using namespace kernelopt::store;
 
 namespace {
 
+// The schema as a build that knew versions 1 and 2 wrote it (schema.cpp's kV1 and kV2, frozen), for files
+// older than the current version.
+constexpr const char* kVersionTwoSql = R"sql(
+CREATE TABLE runs (
+  id           INTEGER PRIMARY KEY,
+  created_at   TEXT NOT NULL,
+  input_path   TEXT NOT NULL,
+  input_hash   TEXT NOT NULL,
+  out_dir      TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  options_json TEXT,
+  finished_at  TEXT,
+  summary_json TEXT
+);
+CREATE INDEX runs_out_dir ON runs(out_dir);
+CREATE TABLE kernels (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  module       INTEGER NOT NULL,
+  name         TEXT NOT NULL,
+  kind         TEXT NOT NULL,
+  source_hash  TEXT NOT NULL,
+  profile_json TEXT,
+  UNIQUE(run_id, module, name)
+);
+CREATE TABLE candidates (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id),
+  module      INTEGER NOT NULL,
+  kernel      TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  origin      TEXT NOT NULL,
+  meta_json   TEXT,
+  status      TEXT NOT NULL CHECK (status IN ('pending', 'rejected', 'passed', 'kept')),
+  created_at  TEXT NOT NULL,
+  UNIQUE(run_id, module, kernel, source_hash)
+);
+CREATE TABLE verdicts (
+  id            INTEGER PRIMARY KEY,
+  candidate_id  INTEGER NOT NULL REFERENCES candidates(id),
+  gate          TEXT NOT NULL,
+  passed        INTEGER NOT NULL CHECK (passed IN (0, 1)),
+  reason        TEXT NOT NULL,
+  evidence_json TEXT,
+  created_at    TEXT NOT NULL
+);
+CREATE INDEX verdicts_candidate ON verdicts(candidate_id);
+CREATE TABLE timings (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  candidate_id INTEGER REFERENCES candidates(id),
+  label        TEXT NOT NULL,
+  unit         TEXT NOT NULL,
+  samples_json TEXT NOT NULL,
+  created_at   TEXT NOT NULL
+);
+CREATE INDEX timings_run ON timings(run_id);
+CREATE TABLE llm_exchanges (
+  id            INTEGER PRIMARY KEY,
+  created_at    TEXT NOT NULL,
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  agent         TEXT NOT NULL,
+  tag           TEXT NOT NULL,
+  provider      TEXT NOT NULL,
+  model         TEXT NOT NULL,
+  request_hash  TEXT NOT NULL,
+  request_json  TEXT NOT NULL,
+  response_text TEXT NOT NULL,
+  input_tokens  INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cost_usd      REAL NOT NULL
+);
+CREATE INDEX llm_exchanges_key ON llm_exchanges(provider, model, request_hash);
+CREATE INDEX llm_exchanges_run ON llm_exchanges(run_id);
+PRAGMA user_version = 2;
+)sql";
+
+// A few rows with ids that are not 1, 2, 3 (a gap where a row was never kept), so a copy that renumbers shows.
+constexpr const char* kVersionTwoRows = R"sql(
+INSERT INTO runs(id, created_at, input_path, input_hash, out_dir, status) VALUES
+  (7, '2025-01-31T12:00:00.000Z', 'net.py', 'sha256:abc', '/runs/old', 'done');
+INSERT INTO kernels(id, run_id, module, name, kind, source_hash) VALUES (2, 7, 0, 'k0', 'pointwise', 'hk');
+INSERT INTO candidates(id, run_id, module, kernel, source_hash, origin, meta_json, status, created_at) VALUES
+  (3, 7, 0, 'k0', 'h1', 'tuner', '{"XBLOCK":1024}', 'rejected', '2025-01-31T12:00:01.000Z'),
+  (5, 7, 0, 'k0', 'h2', 'coder', NULL, 'kept', '2025-01-31T12:00:02.000Z'),
+  (9, 7, -1, 'decision', 'cudagraphs', 'decisions', '{"mode":null}', 'pending', '2025-01-31T12:00:03.000Z');
+INSERT INTO verdicts(id, candidate_id, gate, passed, reason, evidence_json, created_at) VALUES
+  (11, 3, 'correctness', 0, 'max_abs_err 0.5', '{"max_abs_err":0.5}', '2025-01-31T12:00:04.000Z'),
+  (12, 5, 'performance', 1, 'kernel 1.2x', NULL, '2025-01-31T12:00:05.000Z'),
+  (14, 9, 'decision', 0, 'CUDA graphs need a CUDA device', '{"status":"skipped"}', '2025-01-31T12:00:06.000Z');
+INSERT INTO timings(id, run_id, candidate_id, label, unit, samples_json, created_at) VALUES
+  (20, 7, NULL, 'baseline:model', 'ms', '[1.5,1.25]', '2025-01-31T12:00:07.000Z'),
+  (21, 7, 5, 'kernel_candidate', 'ms', '[0.5]', '2025-01-31T12:00:08.000Z');
+)sql";
+
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -362,6 +457,123 @@ TEST_F(StoreTest, VersionOneFilesMigrateForward) {
   e.request_hash = "h";
   EXPECT_GT(store.add_llm_exchange(e), 0);
   EXPECT_TRUE(store.integrity_ok());
+}
+
+TEST_F(StoreTest, VersionTwoFilesMigrateToThreeKeepingEveryRowIdAndForeignKey) {
+  {
+    Database db = Database::open(db_path());
+    db.exec(kVersionTwoSql);
+    db.exec(kVersionTwoRows);
+    // version 2 refuses 'skipped'
+    EXPECT_THROW(db.exec("UPDATE candidates SET status = 'skipped' WHERE id = 9"), StoreError);
+  }
+  EXPECT_EQ(raw_query("PRAGMA user_version"), "2");
+
+  Store store = Store::open(db_path());
+  EXPECT_EQ(raw_query("PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query("SELECT COUNT(*) FROM sqlite_master WHERE name = 'candidates_v3'"), "0");
+  // the tables that refer to candidates still name it (not the table it was rebuilt as)
+  EXPECT_NE(raw_query("SELECT sql FROM sqlite_master WHERE name = 'verdicts'").find("REFERENCES candidates(id)"),
+            std::string::npos);
+  EXPECT_NE(raw_query("SELECT sql FROM sqlite_master WHERE name = 'timings'").find("REFERENCES candidates(id)"),
+            std::string::npos);
+
+  ASSERT_TRUE(store.run(7).has_value());
+  EXPECT_EQ(store.run(7)->out_dir, "/runs/old");
+  ASSERT_EQ(store.kernels(7).size(), 1u);
+  EXPECT_EQ(store.kernels(7)[0].id, 2);
+  const auto cs = store.candidates(7);
+  ASSERT_EQ(cs.size(), 3u);
+  EXPECT_EQ(cs[0].id, 3);
+  EXPECT_EQ(cs[0].source_hash, "h1");
+  EXPECT_EQ(cs[0].origin, "tuner");
+  EXPECT_EQ(cs[0].meta, json({{"XBLOCK", 1024}}));
+  EXPECT_EQ(cs[0].status, "rejected");
+  EXPECT_EQ(cs[0].created_at, "2025-01-31T12:00:01.000Z");
+  EXPECT_EQ(cs[1].id, 5);
+  EXPECT_TRUE(cs[1].meta.is_null());
+  EXPECT_EQ(cs[1].status, "kept");
+  EXPECT_EQ(cs[2].id, 9);
+  EXPECT_EQ(cs[2].module, -1);
+  EXPECT_EQ(cs[2].kernel, "decision");
+  EXPECT_EQ(cs[2].status, "pending");
+  ASSERT_EQ(store.verdicts(3).size(), 1u);
+  EXPECT_EQ(store.verdicts(3)[0].id, 11);
+  EXPECT_EQ(store.verdicts(3)[0].evidence, json({{"max_abs_err", 0.5}}));
+  ASSERT_EQ(store.verdicts(5).size(), 1u);
+  EXPECT_EQ(store.verdicts(5)[0].id, 12);
+  ASSERT_EQ(store.verdicts(9).size(), 1u);
+  EXPECT_EQ(store.verdicts(9)[0].id, 14);
+  const auto ts = store.timings(7);
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_EQ(ts[0].id, 20);
+  EXPECT_FALSE(ts[0].candidate_id.has_value());
+  EXPECT_EQ(ts[1].id, 21);
+  EXPECT_EQ(ts[1].candidate_id, 5);
+  EXPECT_EQ(ts[1].samples, (std::vector<double>{0.5}));
+
+  // 'skipped' is a status now; the UNIQUE key and the foreign keys hold as before
+  store.set_candidate_status(9, "skipped");
+  EXPECT_EQ(store.candidates(7)[2].status, "skipped");
+  CandidateRecord skipped = make_candidate(7, "h3");
+  skipped.status = "skipped";
+  EXPECT_EQ(store.add_candidate(skipped).first.status, "skipped");
+  EXPECT_THROW(store.set_candidate_status(3, "bogus"), StoreError);
+  CandidateRecord again = make_candidate(7, "h1");
+  again.kernel = "k0";  // the key (7, 0, k0, h1) of candidate 3
+  const auto [same, inserted] = store.add_candidate(again);
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(same.id, 3);
+  {
+    Database raw = Database::open(db_path());
+    EXPECT_THROW(raw.exec("INSERT INTO candidates(run_id, module, kernel, source_hash, origin, status, created_at) "
+                          "VALUES (7, 0, 'k0', 'h1', 'tuner', 'pending', 'now')"),
+                 StoreError);
+    EXPECT_THROW(raw.exec("DELETE FROM candidates WHERE id = 3"), StoreError);  // verdict 11 refers to it
+  }
+  EXPECT_THROW(store.add_verdict({0, 404, "static", true, "", nullptr, ""}), StoreError);
+  EXPECT_THROW(store.add_timing(7, 404, "kernel_candidate", "ms", {1.0}), StoreError);
+  EXPECT_THROW(store.add_candidate(make_candidate(404, "h4")), StoreError);  // candidates.run_id -> runs(id)
+  EXPECT_EQ(raw_query("PRAGMA foreign_key_check"), "");
+  EXPECT_TRUE(store.integrity_ok());
+}
+
+TEST_F(StoreTest, MigrationThatWouldBreakAForeignKeyIsRefusedAndLeavesTheFile) {
+  {
+    Database db = Database::open(db_path());
+    db.exec(kVersionTwoSql);
+    db.exec(kVersionTwoRows);
+    db.exec("PRAGMA foreign_keys = OFF");  // a dangling verdict, as a tool without foreign keys could leave
+    db.exec("INSERT INTO verdicts(candidate_id, gate, passed, reason, created_at) VALUES (404, 'static', 1, '', 'x')");
+  }
+  try {
+    Store::open(db_path());
+    FAIL() << "open did not throw";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("foreign key"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("verdicts"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(raw_query("PRAGMA user_version"), "2");  // rolled back: still the version-2 table
+  EXPECT_NE(raw_query("SELECT sql FROM sqlite_master WHERE name = 'candidates'").find("'kept')"), std::string::npos);
+  EXPECT_EQ(raw_query("SELECT COUNT(*) FROM candidates"), "3");
+}
+
+TEST_F(StoreTest, SkippedIsACandidateStatusAndUnknownOnesAreRefused) {
+  Store store = Store::open(db_path());
+  const std::int64_t run = store.create_run(make_run("/runs/a"));
+  CandidateRecord skipped = make_candidate(run, "h1");
+  skipped.status = "skipped";
+  const auto c = store.add_candidate(skipped).first;
+  EXPECT_EQ(store.candidates(run).at(0).status, "skipped");
+  store.set_candidate_status(c.id, "rejected");
+  store.set_candidate_status(c.id, "skipped");
+  EXPECT_EQ(store.candidates(run).at(0).status, "skipped");
+  EXPECT_THROW(store.set_candidate_status(c.id, "bogus"), StoreError);
+  CandidateRecord bogus = make_candidate(run, "h2");
+  bogus.status = "bogus";
+  EXPECT_THROW(store.add_candidate(bogus), StoreError);
+  EXPECT_EQ(store.candidates(run).size(), 1u);
+  EXPECT_EQ(store.candidates(run).at(0).status, "skipped");
 }
 
 }  // namespace
