@@ -1,6 +1,7 @@
 #include "engine/decisions.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -129,7 +130,7 @@ verify::Verdict decision_static_gate(const json& settings) {
 
 json DecisionOutcome::to_json() const {
   json j = {{"name", name}, {"settings", settings}, {"status", status}, {"why", why}, {"gate", gate},
-            {"checks", checks}, {"speedup", nullptr}};
+            {"checks", checks}, {"speedup", nullptr}, {"seconds", seconds ? json(*seconds) : json(nullptr)}};
   if (speedup) {
     j["speedup"] = {{"speedup", speedup->speedup}, {"ci_low", speedup->ci_low}, {"ci_high", speedup->ci_high},
                     {"baseline_ms", speedup->baseline_median}, {"candidate_ms", speedup->candidate_median},
@@ -146,6 +147,7 @@ DecisionOutcome DecisionOutcome::from_json(const json& j) {
   o.why = j.value("why", "");
   o.gate = j.value("gate", "");
   o.checks = j.value("checks", json());
+  if (j.contains("seconds") && j["seconds"].is_number()) o.seconds = j["seconds"].get<double>();
   if (j.contains("speedup") && j["speedup"].is_object()) {
     const json& s = j["speedup"];
     verify::SpeedupEstimate e;
@@ -265,9 +267,12 @@ DecisionOutcome try_decision(Context& ctx, const Decision& d) {
   args["decision"] = {{"name", d.name}, {"settings", d.settings}};
   args["tolerances"] = ctx.options.tolerances_json();
   args["trials"] = ctx.options.gate_trials;
+  const auto start = std::chrono::steady_clock::now();
   const worker::Reply r = ctx.ask("decide", args);
-  if (!r.ok()) return rejected(o, "worker", r.error);
-  return judge_decision(d, r.result);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  DecisionOutcome judged = r.ok() ? judge_decision(d, r.result) : rejected(o, "worker", r.error);
+  judged.seconds = seconds;
+  return judged;
 }
 
 }  // namespace
@@ -285,8 +290,8 @@ DecisionSearch search_decisions(Context& ctx) {
     DecisionOutcome o = recorded ? *recorded : try_decision(ctx, d);
     if (!recorded) ids[d.name] = record_outcome(ctx, o);
     if (o.speedup) {
-      spdlog::info("  decision {}: {} {:.3f}x [{:.3f}, {:.3f}]{}", o.name, o.status, o.speedup->speedup,
-                   o.speedup->ci_low, o.speedup->ci_high, recorded ? " (recorded)" : "");
+      spdlog::info("  decision {}: {} {:.3f}x [{:.3f}, {:.3f}] ({:.0f} s){}", o.name, o.status, o.speedup->speedup,
+                   o.speedup->ci_low, o.speedup->ci_high, o.seconds.value_or(0.0), recorded ? " (recorded)" : "");
     } else {
       spdlog::info("  decision {}: {}: {}{}", o.name, o.status, o.why, recorded ? " (recorded)" : "");
     }

@@ -57,6 +57,7 @@ struct DecisionOutcome {
   std::string gate;    ///< the failing gate when rejected
   std::optional<verify::SpeedupEstimate> speedup;  ///< default / decision, when timed
   nlohmann::json checks;                           ///< the decision's own checks (CUDA graphs)
+  std::optional<double> seconds;                   ///< its `decide` request's wall time (where the search's time goes)
 
   nlohmann::json to_json() const;
   static DecisionOutcome from_json(const nlohmann::json& j);

@@ -377,7 +377,7 @@ std::string markdown_decisions(const json& j) {
   if (!j.contains("decisions") || !j["decisions"].is_object()) return "";
   const json& d = j["decisions"];
   std::string md = fmt::format("## Whole-model decisions\n\nKept: **{}**.\n\n| decision | verdict | speedup vs "
-                               "torch.compile default [interval] | why |\n|---|---|---|---|\n",
+                               "torch.compile default [interval] | seconds | why |\n|---|---|---|---:|---|\n",
                                d.value("kept", "?"));
   for (const auto& t : d.value("tried", json::array())) {
     const json& s = t.value("speedup", json());
@@ -386,7 +386,9 @@ std::string markdown_decisions(const json& j) {
                                             : "-";
     std::string why = t.value("why", "");
     if (!t.value("gate", "").empty()) why = "gate " + t.value("gate", "") + ": " + why;
-    md += fmt::format("| {} | {} | {} | {} |\n", t.value("name", "?"), t.value("status", "?"), speed, why);
+    const json& secs = t.value("seconds", json());
+    const std::string seconds = secs.is_number() ? fmt::format("{:.0f}", secs.get<double>()) : "-";
+    md += fmt::format("| {} | {} | {} | {} | {} |\n", t.value("name", "?"), t.value("status", "?"), speed, seconds, why);
   }
   return md + "\n";
 }

@@ -205,6 +205,10 @@ TEST_F(DecisionSearch, KeepsTheFastestPassingAndRecordsEveryVerdict) {
   const json j = s.to_json();
   EXPECT_EQ(j["kept"], "freezing");
   EXPECT_EQ(j["tried"].size(), asked + 1);
+  for (const auto& t : j["tried"]) {  // each decide request's seconds; default asks nothing
+    EXPECT_EQ(t["seconds"].is_number(), t["name"] != "default") << t.dump();
+    if (t["seconds"].is_number()) EXPECT_GE(t["seconds"].get<double>(), 0.0);
+  }
 }
 
 TEST(DecisionCompose, ModesBecomeTheOptionsTorchCompileTurnsThemInto) {

@@ -165,15 +165,17 @@ TEST(Report, DecisionsAreListedOnlyWhenSearched) {
                  {"tried",
                   {{{"name", "default"}, {"status", "baseline"}, {"why", "the baseline"}, {"gate", ""}, {"speedup", nullptr}},
                    {{"name", "cudagraphs"}, {"status", "kept"}, {"why", "the fastest decision that passed every gate"},
-                    {"gate", ""}, {"speedup", {{"speedup", 2.28}, {"ci_low", 2.2}, {"ci_high", 2.35}}}},
+                    {"gate", ""}, {"speedup", {{"speedup", 2.28}, {"ci_low", 2.2}, {"ci_high", 2.35}}}, {"seconds", 41.6}},
                    {{"name", "freezing"}, {"status", "rejected"}, {"why", "not faster than torch.compile default beyond noise"},
                     {"gate", "performance"}, {"speedup", {{"speedup", 0.98}, {"ci_low", 0.95}, {"ci_high", 1.01}}}}}}};
   const json j = to_json(r);
   EXPECT_EQ(j["decisions"]["kept"], "cudagraphs");
   const std::string md = to_markdown(j);
   EXPECT_NE(md.find("Kept: **cudagraphs**"), std::string::npos) << md;
-  EXPECT_NE(md.find("| cudagraphs | kept | 2.280x [2.200, 2.350] | the fastest decision that passed every gate |"),
+  EXPECT_NE(md.find("| cudagraphs | kept | 2.280x [2.200, 2.350] | 42 | the fastest decision that passed every gate |"),
             std::string::npos) << md;
-  EXPECT_NE(md.find("| freezing | rejected | 0.980x [0.950, 1.010] | gate performance: not faster"), std::string::npos)
+  // a decision without its seconds (a store from before they were recorded) shows "-"
+  EXPECT_NE(md.find("| freezing | rejected | 0.980x [0.950, 1.010] | - | gate performance: not faster"),
+            std::string::npos)
       << md;
 }
