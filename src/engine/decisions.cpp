@@ -318,9 +318,17 @@ DecisionSearch search_decisions(Context& ctx) {
     Decision current = tried.at(passed[0].second);
     double best = passed[0].first;
     int composed = 0;
+    // what a decision compiles: its options (a mode as its options) and channels_last; a composition that
+    // equals a decision already judged (cudagraphs + max_autotune = cudagraphs_max_autotune) is not asked again
+    auto compiled_as = [](const Decision& d) {
+      return json{options_of(d.settings), d.settings.value("channels_last", false)};
+    };
+    std::set<json> judged;
+    for (const auto& [name, d] : tried) judged.insert(compiled_as(d));
     for (std::size_t i = 1; i < passed.size() && composed < kMaxCompositions; ++i) {
       const auto c = compose(current, tried.at(passed[i].second));
-      if (!c) continue;
+      if (!c || judged.count(compiled_as(*c))) continue;
+      judged.insert(compiled_as(*c));
       ++composed;
       const DecisionOutcome o = judge(*c);
       if (o.status == "passed" && o.speedup->speedup > best) {

@@ -259,6 +259,17 @@ TEST_F(DecisionSearch, ACompositionThatBeatsTheBestIsKeptAndBuiltOn) {
   EXPECT_EQ(kept, 1);
 }
 
+TEST_F(DecisionSearch, ACompositionEqualToADecisionAlreadyJudgedIsNotAskedAgain) {
+  // cudagraphs + max_autotune compiles as cudagraphs_max_autotune (mode max-autotune), judged already
+  worker_.times = {{"cudagraphs", {2.0, 1.0}}, {"max_autotune", {2.0, 1.5}}, {"cudagraphs_max_autotune", {2.0, 1.1}}};
+  const auto s = search("cuda", false);
+  for (const auto& name : worker_.asked) EXPECT_EQ(name.find("cudagraphs+max_autotune"), std::string::npos) << name;
+  // the next passing one is composed instead: cudagraphs + cudagraphs_max_autotune adds max-autotune too, the
+  // same again, so no composition at all is asked
+  EXPECT_EQ(worker_.asked.size(), engine::decision_space().size() - 1);
+  EXPECT_EQ(s.kept.name, "cudagraphs");
+}
+
 TEST_F(DecisionSearch, OnePassingDecisionIsNotComposed) {
   worker_.times = {{"freezing", {2.0, 1.2}}};
   search("cuda", false);
