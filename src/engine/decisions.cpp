@@ -64,17 +64,16 @@ json options_of(const json& settings) {
   return opts;
 }
 
-std::optional<Decision> compose(const Decision& a, const Decision& b) {
+json compiled_as(const json& settings) { return json{options_of(settings), settings.value("channels_last", false)}; }
+
+Decision compose(const Decision& a, const Decision& b) {
   json opts = options_of(a.settings);
-  const json before = opts;
   const json added = options_of(b.settings);
   for (const auto& [k, v] : added.items()) opts[k] = v;
-  const bool a_channels_last = a.settings.value("channels_last", false);
-  const bool channels_last = a_channels_last || b.settings.value("channels_last", false);
-  if (opts == before && channels_last == a_channels_last) return std::nullopt;  // b adds nothing to a
   json settings = json::object();
   if (!opts.empty()) settings["options"] = opts;
-  if (channels_last) settings["channels_last"] = true;
+  if (a.settings.value("channels_last", false) || b.settings.value("channels_last", false))
+    settings["channels_last"] = true;
   return Decision{a.name + "+" + b.name, settings, a.what + "; " + b.what};
 }
 
@@ -93,13 +92,6 @@ const std::vector<Decision>& decision_space() {
       {"cudagraphs_max_autotune", {{"mode", "max-autotune"}}, "the templates and CUDA graphs together"},
   };
   return space;
-}
-
-std::optional<Decision> decision_named(const std::string& name) {
-  for (const auto& d : decision_space()) {
-    if (d.name == name) return d;
-  }
-  return std::nullopt;
 }
 
 verify::Verdict decision_static_gate(const json& settings) {
@@ -318,21 +310,17 @@ DecisionSearch search_decisions(Context& ctx) {
     Decision current = tried.at(passed[0].second);
     double best = passed[0].first;
     int composed = 0;
-    // what a decision compiles: its options (a mode as its options) and channels_last; a composition that
-    // equals a decision already judged (cudagraphs + max_autotune = cudagraphs_max_autotune) is not asked again
-    auto compiled_as = [](const Decision& d) {
-      return json{options_of(d.settings), d.settings.value("channels_last", false)};
-    };
+    // a composition that compiles as a decision already judged (b adds nothing to current, or cudagraphs +
+    // max_autotune = cudagraphs_max_autotune) is not asked again
     std::set<json> judged;
-    for (const auto& [name, d] : tried) judged.insert(compiled_as(d));
+    for (const auto& [name, d] : tried) judged.insert(compiled_as(d.settings));
     for (std::size_t i = 1; i < passed.size() && composed < kMaxCompositions; ++i) {
-      const auto c = compose(current, tried.at(passed[i].second));
-      if (!c || judged.count(compiled_as(*c))) continue;
-      judged.insert(compiled_as(*c));
+      const Decision c = compose(current, tried.at(passed[i].second));
+      if (!judged.insert(compiled_as(c.settings)).second) continue;
       ++composed;
-      const DecisionOutcome o = judge(*c);
+      const DecisionOutcome o = judge(c);
       if (o.status == "passed" && o.speedup->speedup > best) {
-        current = *c;
+        current = c;
         best = o.speedup->speedup;
       }
     }

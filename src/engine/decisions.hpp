@@ -33,20 +33,21 @@ struct Decision {
 /// The whitelist, `default` first (torch.compile with no settings: the baseline every other is timed
 /// against, and the decision kept when none passes).
 const std::vector<Decision>& decision_space();
-/// The decision of that name, or none.
-std::optional<Decision> decision_named(const std::string& name);
-
 /// A decision's settings as Inductor options alone: a mode as the options torch.compile turns it into
 /// (torch._inductor.list_mode_options: reduce-overhead = triton.cudagraphs; max-autotune-no-cudagraphs =
 /// max_autotune + coordinate_descent_tuning; max-autotune = all three), then its own options.
 nlohmann::json options_of(const nlohmann::json& settings);
+/// What a decision's settings compile as: [options_of, channels_last]; two decisions with equal values are
+/// the same compiled model (the search never judges one twice).
+nlohmann::json compiled_as(const nlohmann::json& settings);
 /// `a` and `b` together (named "a+b"): the union of their options (options_of) and channels_last if either
-/// has it; none when b adds nothing to a. torch.compile takes a mode or options, so a composition is options.
-std::optional<Decision> compose(const Decision& a, const Decision& b);
+/// has it. torch.compile takes a mode or options, so a composition is options.
+Decision compose(const Decision& a, const Decision& b);
 
 /// Gate 1 at model level: passes iff `settings` is an object whose every key and value the whitelist
-/// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning, combo_kernels, freezing
-/// and the options the modes stand for (triton.cudagraphs, max_autotune; booleans), `channels_last` a boolean, and not a mode and options together (torch.compile refuses).
+/// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning, combo_kernels,
+/// freezing and the options the modes stand for (triton.cudagraphs, max_autotune; booleans), `channels_last` a
+/// boolean, and not a mode and options together (torch.compile refuses).
 verify::Verdict decision_static_gate(const nlohmann::json& settings);
 
 struct DecisionOutcome {

@@ -166,21 +166,23 @@ std::string foreign_key_violations(Database& db) {
 
 }  // namespace
 
-void migrate(Database& db) {
-  if (user_version(db) == kSchemaVersion) return;  // fast path, no write lock
-  ForeignKeysOff fk_off(db);                        // before the transaction: SQLite ignores it inside one
+void migrate(Database& db, int target) {
+  if (target < 1 || target > kSchemaVersion)
+    throw StoreError("store: no schema version " + std::to_string(target) + " to migrate to");
+  if (user_version(db) == target) return;  // fast path, no write lock
+  ForeignKeysOff fk_off(db);               // before the transaction: SQLite ignores it inside one
   {
     Transaction tx(db);
     const int version = user_version(db);  // re-read under the write lock
-    if (version > kSchemaVersion)
+    if (version > target)
       throw StoreError("store: database schema version " + std::to_string(version) +
-                       " is newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
-    for (int v = version; v < kSchemaVersion; ++v) db.exec(kSteps[static_cast<size_t>(v)]);
+                       " is newer than this build supports (" + std::to_string(target) + ")");
+    for (int v = version; v < target; ++v) db.exec(kSteps[static_cast<size_t>(v)]);
     const std::string violations = foreign_key_violations(db);
     if (!violations.empty())
       throw StoreError("store: migrating the schema from version " + std::to_string(version) + " to " +
-                       std::to_string(kSchemaVersion) + " would break foreign keys: " + violations);
-    db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+                       std::to_string(target) + " would break foreign keys: " + violations);
+    db.exec("PRAGMA user_version = " + std::to_string(target));
     tx.commit();
   }
   fk_off.restore();

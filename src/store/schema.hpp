@@ -16,7 +16,8 @@ namespace kernelopt::store {
 // 2: llm_exchanges; 3: candidates.status admits 'skipped' (the table rebuilt, rows and ids kept)
 inline constexpr int kSchemaVersion = 3;
 
-/// Migrates `db` to kSchemaVersion.
-void migrate(Database& db);
+/// Migrates `db` to `target` (the stores always to kSchemaVersion; tests build an older version's file with
+/// the released steps themselves, not a copy of their SQL).
+void migrate(Database& db, int target = kSchemaVersion);
 
 }  // namespace kernelopt::store

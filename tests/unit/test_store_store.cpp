@@ -19,83 +19,6 @@ using namespace kernelopt::store;
 
 namespace {
 
-// The schema as a build that knew versions 1 and 2 wrote it (schema.cpp's kV1 and kV2, frozen), for files
-// older than the current version.
-constexpr const char* kVersionTwoSql = R"sql(
-CREATE TABLE runs (
-  id           INTEGER PRIMARY KEY,
-  created_at   TEXT NOT NULL,
-  input_path   TEXT NOT NULL,
-  input_hash   TEXT NOT NULL,
-  out_dir      TEXT NOT NULL,
-  status       TEXT NOT NULL,
-  options_json TEXT,
-  finished_at  TEXT,
-  summary_json TEXT
-);
-CREATE INDEX runs_out_dir ON runs(out_dir);
-CREATE TABLE kernels (
-  id           INTEGER PRIMARY KEY,
-  run_id       INTEGER NOT NULL REFERENCES runs(id),
-  module       INTEGER NOT NULL,
-  name         TEXT NOT NULL,
-  kind         TEXT NOT NULL,
-  source_hash  TEXT NOT NULL,
-  profile_json TEXT,
-  UNIQUE(run_id, module, name)
-);
-CREATE TABLE candidates (
-  id          INTEGER PRIMARY KEY,
-  run_id      INTEGER NOT NULL REFERENCES runs(id),
-  module      INTEGER NOT NULL,
-  kernel      TEXT NOT NULL,
-  source_hash TEXT NOT NULL,
-  origin      TEXT NOT NULL,
-  meta_json   TEXT,
-  status      TEXT NOT NULL CHECK (status IN ('pending', 'rejected', 'passed', 'kept')),
-  created_at  TEXT NOT NULL,
-  UNIQUE(run_id, module, kernel, source_hash)
-);
-CREATE TABLE verdicts (
-  id            INTEGER PRIMARY KEY,
-  candidate_id  INTEGER NOT NULL REFERENCES candidates(id),
-  gate          TEXT NOT NULL,
-  passed        INTEGER NOT NULL CHECK (passed IN (0, 1)),
-  reason        TEXT NOT NULL,
-  evidence_json TEXT,
-  created_at    TEXT NOT NULL
-);
-CREATE INDEX verdicts_candidate ON verdicts(candidate_id);
-CREATE TABLE timings (
-  id           INTEGER PRIMARY KEY,
-  run_id       INTEGER NOT NULL REFERENCES runs(id),
-  candidate_id INTEGER REFERENCES candidates(id),
-  label        TEXT NOT NULL,
-  unit         TEXT NOT NULL,
-  samples_json TEXT NOT NULL,
-  created_at   TEXT NOT NULL
-);
-CREATE INDEX timings_run ON timings(run_id);
-CREATE TABLE llm_exchanges (
-  id            INTEGER PRIMARY KEY,
-  created_at    TEXT NOT NULL,
-  run_id        INTEGER NOT NULL REFERENCES runs(id),
-  agent         TEXT NOT NULL,
-  tag           TEXT NOT NULL,
-  provider      TEXT NOT NULL,
-  model         TEXT NOT NULL,
-  request_hash  TEXT NOT NULL,
-  request_json  TEXT NOT NULL,
-  response_text TEXT NOT NULL,
-  input_tokens  INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  cost_usd      REAL NOT NULL
-);
-CREATE INDEX llm_exchanges_key ON llm_exchanges(provider, model, request_hash);
-CREATE INDEX llm_exchanges_run ON llm_exchanges(run_id);
-PRAGMA user_version = 2;
-)sql";
-
 // A few rows with ids that are not 1, 2, 3 (a gap where a row was never kept), so a copy that renumbers shows.
 constexpr const char* kVersionTwoRows = R"sql(
 INSERT INTO runs(id, created_at, input_path, input_hash, out_dir, status) VALUES
@@ -462,7 +385,7 @@ TEST_F(StoreTest, VersionOneFilesMigrateForward) {
 TEST_F(StoreTest, VersionTwoFilesMigrateToThreeKeepingEveryRowIdAndForeignKey) {
   {
     Database db = Database::open(db_path());
-    db.exec(kVersionTwoSql);
+    migrate(db, 2);  // the file a build that knew versions 1 and 2 wrote (their released steps)
     db.exec(kVersionTwoRows);
     // version 2 refuses 'skipped'
     EXPECT_THROW(db.exec("UPDATE candidates SET status = 'skipped' WHERE id = 9"), StoreError);
@@ -541,7 +464,7 @@ TEST_F(StoreTest, VersionTwoFilesMigrateToThreeKeepingEveryRowIdAndForeignKey) {
 TEST_F(StoreTest, MigrationThatWouldBreakAForeignKeyIsRefusedAndLeavesTheFile) {
   {
     Database db = Database::open(db_path());
-    db.exec(kVersionTwoSql);
+    migrate(db, 2);  // the file a build that knew versions 1 and 2 wrote (their released steps)
     db.exec(kVersionTwoRows);
     db.exec("PRAGMA foreign_keys = OFF");  // a dangling verdict, as a tool without foreign keys could leave
     db.exec("INSERT INTO verdicts(candidate_id, gate, passed, reason, created_at) VALUES (404, 'static', 1, '', 'x')");
