@@ -220,22 +220,22 @@ bool divides_unmasked(const json& kernel, const Space& space, const std::vector<
 // A line of DRAM and L2 traffic: a program whose reads of a row position fill it wastes no bandwidth.
 constexpr std::int64_t kLineBytes = 128;
 
-// For a reduction whose rows interleave in memory (the artifact's row_run_bytes, e.g. 32 bytes: a group
-// norm's 8 channels of a pixel over channels-last data), whether XBLOCK adjacent rows fill a line; true
-// when the kernel has no such hint.
-bool fills_lines(const json& kernel, const Space& space, const std::vector<std::int64_t>& values) {
+// A reduction whose rows interleave in memory: the bytes of a row that lie together before the next row's
+// (the artifact's row_run_bytes, e.g. 32: a group norm's 8 channels of a pixel over channels-last data) when
+// under a line; 0 for any other kernel.
+std::int64_t interleaved_row_bytes(const json& kernel) {
   const auto run = kernel.find("row_run_bytes");
-  if (run == kernel.end() || !run->is_number_integer()) return true;
-  for (std::size_t i = 0; i < space.names.size(); ++i) {
-    if (space.names[i] == "XBLOCK") return values[i] * run->get<std::int64_t>() >= kLineBytes;
-  }
-  return true;
+  if (run == kernel.end() || !run->is_number_integer() || kernel.value("kind", std::string()) != "reduction") return 0;
+  const auto bytes = run->get<std::int64_t>();
+  return bytes > 0 && bytes < kLineBytes ? bytes : 0;
 }
 
-bool has_row_run_hint(const json& kernel) {
-  const auto run = kernel.find("row_run_bytes");
-  return run != kernel.end() && run->is_number_integer() && run->get<std::int64_t>() > 0 &&
-         run->get<std::int64_t>() < kLineBytes && kernel.value("kind", std::string()) == "reduction";
+// Whether the config's XBLOCK adjacent rows, `run_bytes` each, fill a line.
+bool fills_lines(std::int64_t run_bytes, const Space& space, const std::vector<std::int64_t>& values) {
+  for (std::size_t i = 0; i < space.names.size(); ++i) {
+    if (space.names[i] == "XBLOCK") return values[i] * run_bytes >= kLineBytes;
+  }
+  return true;
 }
 
 }  // namespace
@@ -264,21 +264,19 @@ std::vector<json> tuner_space(const json& kernel, const json& current_config, in
       }
     ranked.push_back(std::move(r));
   }
-  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+  const auto nearer = [](const Ranked& a, const Ranked& b) {
     return std::tie(a.changed, a.step, a.values) < std::tie(b.changed, b.step, b.values);
-  });
+  };
+  std::sort(ranked.begin(), ranked.end(), nearer);
 
   // Rows that interleave in memory: half of the configs (the nearest first) are programs of adjacent rows
   // that fill whole lines, which a sweep near Inductor's one-row programs would not reach; the rest as ranked.
-  if (has_row_run_hint(kernel)) {
+  if (const std::int64_t run_bytes = interleaved_row_bytes(kernel); run_bytes > 0) {
     const auto filling_end = std::stable_partition(
-        ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(kernel, space, r.values); });
+        ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(run_bytes, space, r.values); });
     const auto filling = static_cast<std::size_t>(filling_end - ranked.begin());
     const std::size_t first = std::min(filling, static_cast<std::size_t>((max_configs + 1) / 2));
-    std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(),
-                     [](const Ranked& a, const Ranked& b) {
-                       return std::tie(a.changed, a.step, a.values) < std::tie(b.changed, b.step, b.values);
-                     });
+    std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(), nearer);
   }
 
   std::vector<json> out;

@@ -19,3 +19,13 @@ def assign_of(node):
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         return node.targets[0].id, node.value
     return None, None
+
+
+def by_constant(value, name, op):
+    """C when value is `<name> <op> C` with an int C (`xindex % 512`: by_constant(v, "xindex", ast.Mod) = 512),
+    else None."""
+    if (isinstance(value, ast.BinOp) and isinstance(value.op, op) and isinstance(value.left, ast.Name)
+            and value.left.id == name and isinstance(value.right, ast.Constant)
+            and isinstance(value.right.value, int) and not isinstance(value.right.value, bool)):
+        return value.right.value
+    return None

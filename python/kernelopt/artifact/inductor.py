@@ -10,7 +10,7 @@ import ast
 import hashlib
 import re
 
-from kernelopt.artifact.exprs import names_in, sum_terms
+from kernelopt.artifact.exprs import assign_of, by_constant, names_in, sum_terms
 
 # Decorators Inductor puts on generated kernels; their name is the kernel kind.
 HEURISTICS = {"pointwise", "reduction", "persistent_reduction", "split_scan", "template",
@@ -171,20 +171,18 @@ def _row_run_bytes(fn, signature):
     the row index through exactly one term `c * col` (col = xindex or xindex % K) and, for c > 1, hold a
     term `r0_index % c`; other terms may read the row only through `xindex // K`. The Tuner uses it to
     prefer programs of several adjacent rows, whose reads then fill whole 128-byte lines."""
-    cols, runs, row_mods, along, other = {"xindex"}, set(), {}, {"r0_index"}, set()
+    cols, row_mods, along, other = {"xindex"}, {}, {"r0_index"}, set()
     for node in ast.walk(fn):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        name, v = assign_of(node)
+        if name is None:
             continue
-        name, v = node.targets[0].id, node.value
         if names_in(v) & along:
             along.add(name)
-        by_const = (isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and isinstance(v.right, ast.Constant)
-                    and isinstance(v.right.value, int))
-        if isinstance(v, ast.Name) and v.id == "xindex" or by_const and v.left.id == "xindex" and isinstance(v.op, ast.Mod):
+        if isinstance(v, ast.Name) and v.id == "xindex" or by_constant(v, "xindex", ast.Mod) is not None:
             cols.add(name)
-        elif by_const and v.left.id == "xindex" and isinstance(v.op, ast.FloorDiv):
-            runs.add(name)
-        elif by_const and v.left.id == "r0_index" and isinstance(v.op, ast.Mod):
+        elif by_constant(v, "xindex", ast.FloorDiv) is not None:
+            pass  # `xindex // K`: a block of rows, which an address may read (it is not the row within one)
+        elif by_constant(v, "r0_index", ast.Mod) is not None:
             row_mods[name] = v.right.value
         elif name != "xindex" and names_in(v) & (cols | other):
             other.add(name)  # the row index used some other way (a mask is harmless; an address is not)

@@ -16,7 +16,7 @@ bit-identical.
 """
 import ast
 
-from kernelopt.artifact.exprs import assign_of, names_in
+from kernelopt.artifact.exprs import assign_of, by_constant, names_in
 from kernelopt.coder.common import NotApplicable, call_name, constexpr_params, kernel_function
 
 # elements of the inner-indexed operands together below which L2 (50 MB on an H100/H200) keeps them between the
@@ -30,15 +30,6 @@ TILE = "_KO_TILE"
 HEAD = [("xoffset", "tl.program_id(0) * XBLOCK"),
         ("xindex", "xoffset + tl.arange(0, XBLOCK)[:]"),
         ("xmask", "tl.full([XBLOCK], True, tl.int1)[:]")]
-
-
-def _by_constant(value, op):
-    """C when value is `xindex <op> C` with an int C, else None."""
-    if (isinstance(value, ast.BinOp) and isinstance(value.op, op) and isinstance(value.left, ast.Name)
-            and value.left.id == "xindex" and isinstance(value.right, ast.Constant)
-            and isinstance(value.right.value, int) and not isinstance(value.right.value, bool)):
-        return value.right.value
-    return None
 
 
 def _head(fn):
@@ -64,12 +55,12 @@ def _index_names(rest):
             continue
         if isinstance(value, ast.Name):
             full.add(name)
-        elif _by_constant(value, ast.Mod) is not None:
+        elif by_constant(value, "xindex", ast.Mod) is not None:
             inner.add(name)
-            periods.add(_by_constant(value, ast.Mod))
-        elif _by_constant(value, ast.FloorDiv) is not None:
+            periods.add(by_constant(value, "xindex", ast.Mod))
+        elif by_constant(value, "xindex", ast.FloorDiv) is not None:
             outer.add(name)
-            periods.add(_by_constant(value, ast.FloorDiv))
+            periods.add(by_constant(value, "xindex", ast.FloorDiv))
         else:
             raise NotApplicable(f"`{ast.unparse(node)}`: the index split other than into xindex % P and xindex // P")
     if len(periods) != 1 or not inner:

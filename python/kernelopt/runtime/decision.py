@@ -1,8 +1,8 @@
 """What the loader adds for a kept whole-model decision (manifest.json's "decision", `--decisions`).
 
-- CUDA graphs (mode reduce-overhead or max-autotune, or a composition's option triton.cudagraphs): a graph replay writes its outputs into the same
-  static buffers every call, so a caller that keeps the outputs of one call would see them overwritten by
-  the next. The loader clones every output tensor (tests/gpu/test_decisions_gpu.py shows the overwrite
+- CUDA graphs (mode reduce-overhead or max-autotune, or a composition's option triton.cudagraphs): a graph
+  replay writes its outputs into the same static buffers every call, so a caller that keeps the outputs of
+  one call would see them overwritten by the next. The loader clones every output tensor (tests/gpu/test_decisions_gpu.py shows the overwrite
   without the clone and none with it).
 - freezing: Inductor folds the weights into constants at the first call; weights changed afterwards
   would be silently ignored. The loader records a fingerprint of the parameters and buffers (each

@@ -1,14 +1,16 @@
 """Whole-model decisions (`kernelopt optimize --decisions`): the `decide` op's evidence for one decision.
 
 A decision is a fixed set of torch.compile settings from the engine's whitelist (src/engine/decisions):
-`mode`, Inductor `options` (coordinate_descent_tuning, combo_kernels, freezing) and `channels_last`. The protocol's
-schema admits only those keys; this module applies them and measures, the engine decides (gate 1 on
-the settings, gate 3's model_gate on `runs`, the bootstrap interval on `samples_ms`).
+`mode`, Inductor `options` (coordinate_descent_tuning, combo_kernels, freezing; a composition of decisions
+also the options a mode stands for) and `channels_last`. The protocol's schema admits only those keys; this
+module applies them and measures, the engine decides (gate 1 on the settings, gate 3's model_gate on `runs`,
+the bootstrap interval on `samples_ms`).
 
 Memory: the decision's compiled model and torch.compile default's are the only compiled models alive;
 both are dropped, Dynamo reset and the allocator's cache emptied before the op returns.
 """
 import copy
+import itertools
 
 import torch
 
@@ -26,8 +28,8 @@ def not_applicable(model, device, settings):
         return f"CUDA graphs need a CUDA device (this run's device is {device})"
     if settings.get("channels_last") and not has_convolutions(model):
         return "channels_last applies only to models with convolutions (this one has none)"
-    if settings == {"options": {"freezing": True}} and not any(True for _ in model.parameters()) \
-            and not any(True for _ in model.buffers()):
+    if settings == {"options": {"freezing": True}} and not any(True for _ in itertools.chain(model.parameters(),
+                                                                                           model.buffers())):
         return "freezing folds weights into constants, and this model has none (it would compile as default)"
     return None
 
