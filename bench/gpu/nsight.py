@@ -138,7 +138,8 @@ def profile_call(variant, problem_path, run_dir):
 def run_ncu(variant, problem_path, run_dir, names, timeout_s, raw_path):
     """ncu over one call of the problem's model: (launches, error or None). ncu's output is kept at raw_path."""
     regex = "regex:^(" + "|".join(names) + ")$"
-    cmd = ["ncu", "--profile-from-start", "off", "--csv", "--page", "raw", "--print-units", "base",
+    # --clock-control none: the clocks as the bench's timings ran them (the device notes' advice)
+    cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw", "--print-units", "base",
            "--metrics", ",".join(METRICS), "--kernel-name", regex,
            sys.executable, os.path.abspath(__file__), "--profile-call", variant, problem_path, run_dir]
     try:
