@@ -122,7 +122,8 @@ verify::Verdict decision_static_gate(const json& settings) {
 
 json DecisionOutcome::to_json() const {
   json j = {{"name", name}, {"settings", settings}, {"status", status}, {"why", why}, {"gate", gate},
-            {"checks", checks}, {"speedup", nullptr}, {"seconds", seconds ? json(*seconds) : json(nullptr)}};
+            {"checks", checks}, {"speedup", nullptr}, {"seconds", seconds ? json(*seconds) : json(nullptr)},
+            {"phases_s", phases}};
   if (speedup) {
     j["speedup"] = {{"speedup", speedup->speedup}, {"ci_low", speedup->ci_low}, {"ci_high", speedup->ci_high},
                     {"baseline_ms", speedup->baseline_median}, {"candidate_ms", speedup->candidate_median},
@@ -140,6 +141,11 @@ DecisionOutcome DecisionOutcome::from_json(const json& j) {
   o.gate = j.value("gate", "");
   o.checks = j.value("checks", json());
   if (j.contains("seconds") && j["seconds"].is_number()) o.seconds = j["seconds"].get<double>();
+  if (j.contains("phases_s") && j["phases_s"].is_object()) {
+    for (const auto& [phase, s] : j["phases_s"].items()) {
+      if (s.is_number()) o.phases[phase] = s.get<double>();
+    }
+  }
   if (j.contains("speedup") && j["speedup"].is_object()) {
     const json& s = j["speedup"];
     verify::SpeedupEstimate e;
@@ -264,6 +270,7 @@ DecisionOutcome try_decision(Context& ctx, const Decision& d) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   DecisionOutcome judged = r.ok() ? judge_decision(d, r.result) : rejected(o, "worker", r.error);
   judged.seconds = seconds;
+  judged.phases = r.phases;
   return judged;
 }
 

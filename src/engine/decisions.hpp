@@ -10,6 +10,7 @@
 /// that writes its inputs is refused); 4, performance (bootstrap interval of default/decision above 1).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,7 @@ struct DecisionOutcome {
   std::optional<verify::SpeedupEstimate> speedup;  ///< default / decision, when timed
   nlohmann::json checks;                           ///< the decision's own checks (CUDA graphs)
   std::optional<double> seconds;                   ///< its `decide` request's wall time (where the search's time goes)
+  std::map<std::string, double> phases;            ///< that request's phases (compile, correctness, timing), s
 
   nlohmann::json to_json() const;
   static DecisionOutcome from_json(const nlohmann::json& j);

@@ -96,6 +96,7 @@ void add_request_times(std::map<std::string, worker::RequestTime>& into,
     into[op].requests += t.requests;
     into[op].seconds += t.seconds;
     into[op].peak_bytes = std::max(into[op].peak_bytes, t.peak_bytes);
+    for (const auto& [phase, seconds] : t.phases) into[op].phases[phase] += seconds;
   }
 }
 

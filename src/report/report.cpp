@@ -56,6 +56,7 @@ json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) 
   for (const auto& [op, t] : c.requests) {
     requests[op] = {{"requests", t.requests}, {"seconds", t.seconds},
                     {"peak_gb", t.peak_bytes >= 0 ? json(t.peak_bytes / 1e9) : json(nullptr)}};
+    if (!t.phases.empty()) requests[op]["phases_s"] = t.phases;
     worker_s += t.seconds;
     if (t.peak_bytes > peak) peak = t.peak_bytes, peak_op = op;
   }
@@ -71,7 +72,7 @@ json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) 
           {"candidates_gated", candidates_gated},
           {"requests", requests},
           {"method", fmt::format("engine-side wall time of worker requests, request to reply; gpu_s: {}; compile_s: {}; "
-                                 "worker_s: every request and worker start{}{}",
+                                 "worker_s: every request and worker start; phases_s: the worker's own phases of an op, host wall time{}{}",
                                  fmt::join(kGpuOps, ", "), fmt::join(kCompileOps, ", "),
                                  c.continued ? "; this invocation of a continued run only" : "",
                                  c.workers > 1 ? fmt::format("; summed over {} workers searching at once", c.workers)

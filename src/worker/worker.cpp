@@ -142,6 +142,7 @@ Reply Worker::request(const std::string& op, const json& args, int timeout_ms) {
   }
   RequestTime& t = request_times_[op];
   t.peak_bytes = std::max(t.peak_bytes, reply.peak_bytes);
+  for (const auto& [phase, seconds] : reply.phases) t.phases[phase] += seconds;
   return reply;
 }
 
@@ -233,6 +234,11 @@ Reply Worker::exchange(const std::string& op, const json& args, int timeout_ms) 
     }
     Reply reply;
     if (auto peak = msg.find("peak_bytes"); peak != msg.end() && peak->is_number()) reply.peak_bytes = peak->get<double>();
+    if (auto phases = msg.find("phases_s"); phases != msg.end() && phases->is_object()) {
+      for (const auto& [phase, seconds] : phases->items()) {
+        if (seconds.is_number()) reply.phases[phase] = seconds.get<double>();
+      }
+    }
     if (ok) {
       reply.result = msg.contains("result") ? msg["result"] : json();
       return reply;

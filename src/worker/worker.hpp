@@ -50,6 +50,7 @@ struct Reply {
   std::string kind;       ///< worker's error kind ("exception", "protocol", ...) or "timeout"/"crashed"
   std::string traceback;  ///< worker traceback if any
   double peak_bytes = -1; ///< the op's peak device memory (max_memory_allocated, reset per op); -1 = not measured
+  std::map<std::string, double> phases;  ///< where the op's time went: its named phases' own seconds ("phases_s")
   bool ok() const { return status == Status::ok; }
 };
 
@@ -58,6 +59,7 @@ struct RequestTime {
   int requests = 0;    ///< requests of this op, failed ones included
   double seconds = 0;  ///< their wall time together, s
   double peak_bytes = -1;  ///< the largest peak device memory of one of them, bytes; -1 = not measured (CPU)
+  std::map<std::string, double> phases;  ///< their phases' seconds, summed (the worker's phases_s)
 };
 
 class Worker {

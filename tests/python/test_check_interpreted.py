@@ -67,6 +67,16 @@ def test_softmax_reconfigured_matches(tmp_path):
     assert det["repeats"] == 3 and det["launches_checked"] == 3 and not det["failures"], det
 
 
+def test_gate_2_says_where_its_time_went(tmp_path):
+    from kernelopt.worker import phases
+    cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
+    phases.reset()
+    run_check("softmax_small", cand, name)
+    # synthetic launches need no recording (a model's do: check.record); every other step of the gate is there
+    assert set(phases.seconds()) == {"check.compare", "check.results_to_host", "check.repeats", "check.stale",
+                                     "check.halves_compile", "check.halves"}
+
+
 def test_softmax_wrong_arithmetic_is_caught(tmp_path):
     cand, name = candidate(tmp_path, "softmax_small", 0,
                            lambda s, k: s.replace("tmp15 = (tmp14 / tmp12)", "tmp15 = (tmp14 / tmp12) + 0.001"))

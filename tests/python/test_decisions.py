@@ -49,6 +49,29 @@ def test_an_inductor_option_on_cpu_gives_runs_on_every_seed_and_samples(problem,
     assert len(r["samples_ms"]["baseline"]) == 3 and len(r["samples_ms"]["candidate"]) == 3
 
 
+def test_a_decide_request_says_where_its_time_went(problem):
+    from kernelopt.worker import phases
+    phases.reset()
+    decide(problem, "freezing", {"options": {"freezing": True}})
+    spent = phases.seconds()
+    assert set(spent) == {"decide.compile_default", "decide.compile_decision", "decide.correctness",
+                          "decide.timing", "decide.release"}
+    assert all(s >= 0 for s in spent.values())
+
+
+def test_a_decision_that_fails_to_compile_is_recorded_on_every_seed(problem, monkeypatch):
+    from kernelopt.inputs.module import decisions
+
+    def broken(model, settings):
+        def call(*inputs):
+            raise RuntimeError("the decision's compile failed")
+        return call
+    monkeypatch.setattr(decisions, "compile_model", broken)
+    r = decide(problem, "freezing", {"options": {"freezing": True}})
+    assert [run["seed"] for run in r["runs"]] == [0, 1, 2]
+    assert all("compile failed" in run["error"] for run in r["runs"])
+
+
 def test_cudagraphs_on_cpu_is_skipped_with_the_reason(problem):
     r = decide(problem, "cudagraphs", {"mode": "reduce-overhead"})
     assert r["skipped"] and "CUDA" in r["skipped"]

@@ -157,6 +157,7 @@ class DecideWorker final : public engine::WorkerLink {
     auto it = times.find(name);
     r.result = it == times.end() ? evidence(name, 1.0, 1.0) : evidence(name, it->second.first, it->second.second);
     if (name == "cudagraphs" && args["device"] == "cpu") r.result["skipped"] = "CUDA graphs need a CUDA device";
+    r.phases = {{"decide.compile_decision", 2.5}, {"decide.timing", 0.5}};  // as the worker's reply carries them
     EXPECT_EQ(worker::protocol_violation(op, "result", r.result), "") << r.result.dump();
     return r;
   }
@@ -210,7 +211,11 @@ TEST_F(DecisionSearch, KeepsTheFastestPassingAndRecordsEveryVerdict) {
   EXPECT_EQ(j["tried"].size(), asked + 1);
   for (const auto& t : j["tried"]) {  // each decide request's seconds; default asks nothing
     EXPECT_EQ(t["seconds"].is_number(), t["name"] != "default") << t.dump();
-    if (t["seconds"].is_number()) EXPECT_GE(t["seconds"].get<double>(), 0.0);
+    if (t["seconds"].is_number()) {
+      EXPECT_GE(t["seconds"].get<double>(), 0.0);
+      EXPECT_EQ(t["phases_s"], json({{"decide.compile_decision", 2.5}, {"decide.timing", 0.5}}));  // the request's phases
+      EXPECT_EQ(engine::DecisionOutcome::from_json(t).to_json(), t);  // and read back as written (resume)
+    }
   }
 }
 

@@ -29,6 +29,7 @@ import torch
 from kernelopt.gates.compare import _num, _unravel, chunk_pairs, compare_tensors, tolerance_for  # _num: JSON-safe scalars, as the evidence has
 # launch-state copies live with the launches (kernels.py); gate 2's callers reach them here too
 from kernelopt.device.kernels import GUARD_FILL, clone_values, restore_storage  # noqa: F401 (the triton input kind uses restore_storage)
+from kernelopt.worker.phases import phase
 
 DEFAULT_REPEATS = 3
 # Inductor names the arguments a kernel writes out_ptr<N> (written) and in_out_ptr<N> (read, then written)
@@ -308,7 +309,10 @@ class Lazy:
 
 
 def _state(record_state):
-    return record_state.load() if isinstance(record_state, Lazy) else record_state
+    if not isinstance(record_state, Lazy):
+        return record_state
+    with phase("check.record"):  # the seed's model run that records its launches
+        return record_state.load()
 
 
 def check_launches(records, run_base, run_cand, names, tolerances, repeats=DEFAULT_REPEATS,
@@ -344,7 +348,8 @@ def check_launches(records, run_base, run_cand, names, tolerances, repeats=DEFAU
     for run in check.stale:
         del run["stale_source"]
     runs = check.model + check.stale + check.repeat
-    copies = halves() if halves is not None and not check.det["failures"] and _all_passed(runs) else None
+    with phase("check.halves_compile"):
+        copies = halves() if halves is not None and not check.det["failures"] and _all_passed(runs) else None
     if copies is not None and records:  # the first seed's launches, one half of the programs after the other
         upper, lower = copies
         states = [(i, _state(st)) for i, st in groups[(records[0][2], records[0][0])]]
@@ -355,7 +360,8 @@ def check_launches(records, run_base, run_cand, names, tolerances, repeats=DEFAU
             for i, rec in states:
                 run = {"seed": records[0][0], "launch": i, "source": "halves", "order": order_name,
                        "error": None, "tensors": []}
-                check.both(run, rec, candidate=in_halves)
+                with phase("check.halves"):
+                    check.both(run, rec, candidate=in_halves)
                 runs.append(run)
     det = check.det
     if det["original_nondeterministic"]:
@@ -410,17 +416,20 @@ class _Check:
             rec = _state(state)
             loaded.append((i, rec))
             run = {"seed": seed, "launch": i, "source": source, "error": None, "tensors": []}
-            pair = self.both(run, rec)
+            with phase("check.compare"):
+                pair = self.both(run, rec)
             self.model.append(run)
             if pair is None:
                 continue
             expected, got = pair
             written = self.declared | {ev["position"] for ev in run["tensors"] if not ev.get("unchanged_by_original")}
             self.written[(source, seed, i)] = written
-            results[i] = [t.cpu() if position in written else None
-                          for _, position, t in tensors(expected.args, expected.kwargs, self.names)]
+            with phase("check.results_to_host"):
+                results[i] = [t.cpu() if position in written else None
+                              for _, position, t in tensors(expected.args, expected.kwargs, self.names)]
             if self.repeats > 1:
-                self.repeat.extend(self.repeat_runs(seed, i, source, rec, expected, got))
+                with phase("check.repeats"):
+                    self.repeat.extend(self.repeat_runs(seed, i, source, rec, expected, got))
             del pair, expected, got
         if previous is not None:
             self.stale_runs(source, seed, loaded, previous)
@@ -435,7 +444,8 @@ class _Check:
                 continue
             run = {"seed": seed, "launch": i, "source": "stale", "stale_from_seed": other, "error": None,
                    "tensors": [], "stale_source": source}
-            self.both(run, stale_copy(rec, written, earlier[i], self.names), written)
+            with phase("check.stale"):
+                self.both(run, stale_copy(rec, written, earlier[i], self.names), written)
             self.stale.append(run)
 
     def repeat_runs(self, seed, i, source, rec, expected, got):

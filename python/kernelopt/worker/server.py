@@ -4,6 +4,7 @@ Protocol (version PROTOCOL_VERSION):
   request  {"id": int, "op": str, "args": {...}}           one per line on stdin
   response {"id": int, "ok": true, "result": {...}}          one per line on stdout
            {"id": int, "ok": false, "error": str, "kind": str}
+           either may add "peak_bytes" (the op's peak device memory) and "phases_s" (worker/phases.py)
 The first request is {"op": "hello"}; its result carries "protocol" and the
 worker's pid. Errors are data: an op that raises answers ok=false and the
 worker stays up. Large payloads (tensors, sources) travel as file paths.
@@ -13,6 +14,8 @@ import json
 import os
 import sys
 import traceback
+
+from kernelopt.worker import phases
 
 PROTOCOL_VERSION = 2
 
@@ -40,7 +43,15 @@ def _test_ops():
     def fail(args):
         raise RuntimeError(args.get("message", "requested failure"))
 
-    return {"_crash": crash, "_hang": hang, "_fail": fail}
+    def phased(args):  # two nested phases, then fails if asked: its phases are sent either way
+        with phases.phase("outer"):
+            with phases.phase("inner"):
+                pass
+        if args.get("fail"):
+            raise RuntimeError("failed after its phases")
+        return {}
+
+    return {"_crash": crash, "_hang": hang, "_fail": fail, "_phased": phased}
 
 
 def _ops():
@@ -75,6 +86,7 @@ def main():
             resp = {"id": rid, "ok": False, "error": f"unknown op {req.get('op')!r}", "kind": "protocol"}
         else:
             _reset_peak()
+            phases.reset()
             try:
                 _inject_oom(req.get("op"))
                 resp = {"id": rid, "ok": True, "result": op(req.get("args") or {})}
@@ -99,6 +111,8 @@ def main():
         peak = _peak()
         if peak is not None:
             resp["peak_bytes"] = peak
+        if op is not None and phases.seconds():
+            resp["phases_s"] = phases.seconds()
         proto_out.write(json.dumps(resp, default=_json_default) + "\n")
         if out_of_memory:
             _release_memory()  # outside the handler: the exception's frames no longer hold the op's tensors

@@ -16,6 +16,7 @@ import torch
 
 from kernelopt.problem import build_model, flatten, load_problem, make_inputs
 from kernelopt.runtime.decision import compile_model, decision_inputs, uses_cudagraphs
+from kernelopt.worker.phases import phase
 
 
 def has_convolutions(model):
@@ -57,6 +58,19 @@ def reference(model, problem, path, seed, device):
 def _outputs(compiled, inputs):
     with torch.no_grad():
         return [t.clone() for t in flatten(compiled(*inputs))]
+
+
+def _first_call(default, decided, problem, path, seed, device, settings):
+    """Each compiled model's first call (its compile) on the seed's inputs, timed as its own phase. A call that
+    raises is left to correctness_runs, which calls it again and records the error per seed, as without this."""
+    try:
+        inputs = make_inputs(problem, path, seed, device)
+        with phase("decide.compile_default"):
+            _outputs(default, inputs)
+        with phase("decide.compile_decision"):
+            _outputs(decided, decision_inputs(inputs, settings))
+    except Exception:
+        pass
 
 
 def correctness_runs(model, default, decided, problem, path, seeds, device, settings, tolerances):
@@ -149,19 +163,27 @@ def op_decide(args):
     default = torch.compile(copy.deepcopy(model))
     decided = compile_model(copy.deepcopy(model), settings)
     try:
-        result["runs"] = correctness_runs(model, default, decided, problem, path, seeds, device, settings,
-                                          args["tolerances"])
+        # each compiles at its first call: made here on the first seed, so that the phases say what the
+        # decision's compile costs (phases_s in the reply; the engine sums them in the report's cost)
+        _first_call(default, decided, problem, path, seeds[0], device, settings)
+        with phase("decide.correctness"):
+            result["runs"] = correctness_runs(model, default, decided, problem, path, seeds, device, settings,
+                                              args["tolerances"])
+        if any(run["error"] for run in result["runs"]):
+            return result  # a seed that raised fails the model gate: nothing to check or time
         if uses_cudagraphs(settings):
-            result["checks"] = cudagraph_checks(decided, model, problem, path, seeds, device, settings,
-                                                 args["tolerances"])
+            with phase("decide.cudagraph_checks"):
+                result["checks"] = cudagraph_checks(decided, model, problem, path, seeds, device, settings,
+                                                     args["tolerances"])
         inputs = make_inputs(problem, path, seeds[0], device)
         cand_inputs = decision_inputs(inputs, settings)
-        with torch.no_grad():
+        with torch.no_grad(), phase("decide.timing"):
             result["samples_ms"] = timing.interleaved(
                 {"baseline": lambda: default(*inputs), "candidate": lambda: decided(*cand_inputs)},
                 trials=args["trials"], warmup=3, on_gpu=str(device).startswith("cuda"))
         del inputs, cand_inputs
     finally:
         del default, decided
-        release()
+        with phase("decide.release"):
+            release()
     return result
