@@ -44,6 +44,8 @@ json kernel_rows(const json& report, bool kept) {
                      {"kind", string_or_empty(p, "kind")},
                      {"bound", string_or_empty(p, "bound")},
                      {"status", status == "improved" && !kept ? "reverted" : status},
+                     {"origin", applied && o.contains("winner_origin") ? o["winner_origin"] : json(nullptr)},
+                     {"family", applied && o.contains("winner_family") ? o["winner_family"] : json(nullptr)},
                      {"before_ms", before},
                      {"after_ms", applied ? o["after_ms"].get<double>() : before},
                      {"bytes", number_or(p, "bytes", 0.0)},

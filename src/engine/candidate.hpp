@@ -57,6 +57,7 @@ struct Candidate {
   std::vector<std::string> grid;  ///< LLM grid expressions; empty = Inductor's / the launcher's
   std::string code;            ///< the LLM's code as answered ("" for configs of the original)
   std::string notes;           ///< the LLM's one-line notes
+  std::string family;          ///< the rewrite family it comes from (rewrite, rewrite-tuner); "" otherwise
   nlohmann::json code_facts;   ///< `analyze`'s facts of `code` (composing asked): gate 1 reuses them where it reads `code`
   int repair_round = 0;        ///< 0 for first answers; n for the n-th repair of a lineage
   std::string kernel_source, hash, module_path;

@@ -119,6 +119,7 @@ report::KernelOutcome KernelSearch::decide() {
   out.winner_config = best->config;
   out.winner_source = best->kernel_source;
   out.winner_origin = best->origin;
+  out.winner_family = best->family;
   out.winner_code = best->code;
   out.winner_grid = best->grid.empty() ? json(nullptr) : json(best->grid);
   out.library_entry = best->library_id;

@@ -33,6 +33,7 @@ void SearchState::accept(const Candidate& c, const verify::SpeedupEstimate& est)
   task.earlier.push_back({c.origin, c.label(), "performance", fmt::format("passed all gates, kernel {:.3f}x", est.speedup), true});
   out.attempts.push_back({{"origin", c.origin}, {"label", c.label()}, {"gate", "all"}, {"passed", true},
                           {"reason", fmt::format("kernel {:.3f}x", est.speedup)}});
+  if (!c.family.empty()) out.attempts.back()["family"] = c.family;
   passed.push_back(c);
 }
 
@@ -40,6 +41,7 @@ void SearchState::failed(const Candidate& c, const verify::Verdict& v) {
   task.earlier.push_back({c.origin, c.label(), v.gate, v.reason, false});
   out.attempts.push_back({{"origin", c.origin}, {"label", c.label()}, {"gate", v.gate}, {"passed", false},
                           {"reason", v.reason}});
+  if (!c.family.empty()) out.attempts.back()["family"] = c.family;
   if ((c.origin == "coder" || c.origin == "repairer") && c.repair_round < target.ctx.options.repair_rounds) {
     repairs.push_back({c, v});
   }

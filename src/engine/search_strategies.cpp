@@ -127,6 +127,7 @@ std::vector<Candidate> RewriteFamilies::next(SearchState& state, const std::vect
   for (const auto& a : r.result["candidates"]) {
     Candidate c;
     c.origin = "rewrite";
+    c.family = a.value("family", "");
     c.code = a["code"];
     c.notes = a["notes"].get<std::string>();  // names the family
     c.config = t.tunable;
@@ -194,7 +195,10 @@ std::vector<Candidate> TunerSweep::around_best(SearchState& state) {
   Candidate best = *best_it;
   spdlog::info("  {}: tuning the launch config of {}", t.kernel.name, best.label());
   const bool offline = best.origin == "rewrite" || best.origin == "rewrite-tuner";
-  return tuner_candidates(t, best.code, best.config, offline ? "rewrite-tuner" : "llm-tuner", state.left(), best.pinned);
+  std::vector<Candidate> tuned =
+      tuner_candidates(t, best.code, best.config, offline ? "rewrite-tuner" : "llm-tuner", state.left(), best.pinned);
+  for (auto& c : tuned) c.family = best.family;  // the same rewrite, other launch configs
+  return tuned;
 }
 
 }  // namespace kernelopt::engine

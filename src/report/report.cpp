@@ -150,6 +150,7 @@ json to_json(const Report& r) {
       json o = {{"status", k.outcome.status}, {"why", k.outcome.why}, {"winner_config", k.outcome.winner_config},
                 {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by},
                 {"winner_origin", k.outcome.winner_origin}, {"attempts", k.outcome.attempts}};
+      if (!k.outcome.winner_family.empty()) o["winner_family"] = k.outcome.winner_family;
       if (k.outcome.library_entry != 0) o["library_entry"] = k.outcome.library_entry;
       if (k.outcome.worker >= 0) o["worker"] = k.outcome.worker;
       if (k.outcome.status == "improved") {

@@ -28,7 +28,8 @@ struct KernelOutcome {
   int screened = 0;              ///< configs timed in the screen
   int gated = 0;                 ///< candidates sent through gates 2-4
   std::map<std::string, int> rejected_by;  ///< gate -> candidates it rejected
-  std::string winner_origin;     ///< tuner | coder | repairer | llm-tuner | library; "" when none
+  std::string winner_origin;     ///< tuner | coder | repairer | llm-tuner | rewrite | rewrite-tuner | library; "" when none
+  std::string winner_family;     ///< the rewrite family of a rewrite or rewrite-tuner winner; "" otherwise
   std::string winner_code;       ///< the LLM code the winner was built from ("" for a launch config; not serialized)
   nlohmann::json winner_grid;    ///< its LLM grid expressions, null for Inductor's (not serialized)
   std::int64_t library_entry = 0;  ///< the kernel-library entry the winner came from (verified again); 0 = none

@@ -61,6 +61,11 @@ TEST(BenchRows, RowCarriesTritonKernelsAndRooflineOfARealReport) {
   EXPECT_TRUE(k["flops"].is_null());  // the worker does not count FLOPs; the profile has none
   EXPECT_NEAR(k["roofline_before"].get<double>(), 0.7963446478858685, 1e-12);
   EXPECT_NEAR(k["roofline_after"].get<double>(), 0.9264019070352935, 1e-12);
+  EXPECT_TRUE(k["family"].is_null());  // a report from before winner_family: no family named
+  EXPECT_EQ(k["origin"], softmax_report()["modules"][0]["kernels"][0]["outcome"]["winner_origin"]);
+  json rewritten = softmax_report();
+  rewritten["modules"][0]["kernels"][0]["outcome"]["winner_family"] = "resident_row";
+  EXPECT_EQ(bench_row("level1/softmax.py", rewritten, "")["kernels"][0]["family"], "resident_row");
 
   const json& r = row["roofline"];
   ASSERT_TRUE(r.is_object());
@@ -81,6 +86,7 @@ TEST(BenchRows, RevertedRunKeepsBeforeTimesAfter) {
   EXPECT_EQ(row["status"], "baseline kept");
   const json& k = row["kernels"][0];
   EXPECT_EQ(k["status"], "reverted");
+  EXPECT_TRUE(k["family"].is_null() && k["origin"].is_null());
   EXPECT_DOUBLE_EQ(k["after_ms"].get<double>(), kBeforeMs);
   EXPECT_EQ(k["roofline_after"], k["roofline_before"]);
   EXPECT_DOUBLE_EQ(row["roofline"]["fraction_after"].get<double>(), row["roofline"]["fraction_before"].get<double>());

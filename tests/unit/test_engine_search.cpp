@@ -308,6 +308,7 @@ TEST_F(EngineSearch, RewriteFamiliesPinTheBlockSizesTheRewriteWasWrittenFor) {
     return ok({{"skipped", {{{"family", "split_reduction"}, {"why", "one row per program already"}}}},
                {"candidates",
                 {{{"code", "def " + kKernel + "(): pass\n"},
+                  {"family", "online_softmax"},
                   {"notes", "online_softmax: one pass over the row"},
                   {"meta", {{"R0_BLOCK", 1024}, {"XBLOCK", 1}, {"num_warps", 4}}}}}}});
   });
@@ -317,10 +318,38 @@ TEST_F(EngineSearch, RewriteFamiliesPinTheBlockSizesTheRewriteWasWrittenFor) {
   auto candidates = rewrites.next(state, {});
   ASSERT_EQ(candidates.size(), 1u);
   EXPECT_EQ(candidates[0].origin, "rewrite");
+  EXPECT_EQ(candidates[0].family, "online_softmax");
   EXPECT_EQ(candidates[0].config, json({{"XBLOCK", 1}, {"R0_BLOCK", 1024}, {"num_warps", 4}, {"num_stages", 1}}));
   EXPECT_EQ(candidates[0].pinned, json({{"R0_BLOCK", 1024}}));
   EXPECT_TRUE(rewrites.next(state, {}).empty());  // asked once per search
   EXPECT_EQ(worker_.ops(), std::vector<std::string>{"rewrite"});
+}
+
+TEST_F(EngineSearch, AKeptRewriteNamesItsFamilyInTheOutcomeAndItsAttempts) {
+  answer_all_passing(worker_);
+  const std::string source = util::read_file(std::string(KERNELOPT_SOURCE_DIR) + "/tests/fixtures/inductor/softmax.py");
+  const artifact::Kernel& k = kernel();
+  const std::string kernel_source = source.substr(k.source.begin, k.source.size());
+  // the code's facts as `analyze` gives them: its function's decorator, def and last lines
+  auto line_of = [&](const std::string& what) {
+    return 1 + static_cast<int>(std::count(kernel_source.begin(), kernel_source.begin() + kernel_source.find(what), '\n'));
+  };
+  json facts = softmax_facts();
+  facts["functions"][0]["first_line"] = line_of("@triton_heuristics");
+  facts["functions"][0]["line"] = line_of("def " + kKernel);
+  facts["functions"][0]["end_line"] = static_cast<int>(std::count(kernel_source.begin(), kernel_source.end(), '\n'));
+  worker_.on("analyze", [facts](const json&) { return ok(facts); });
+  worker_.on("rewrite", [&](const json&) {
+    return ok({{"skipped", json::array()},
+               {"candidates", {{{"code", kernel_source}, {"family", "resident_row"}, {"notes", "resident row: one pass"},
+                                {"meta", {{"R0_BLOCK", 2048}, {"XBLOCK", 1}, {"num_warps", 8}}}}}}});
+  });
+  const auto outcome = engine::search_kernel(*ctx_, module_, kernel(), baseline(), 1, {}, "");
+  ASSERT_EQ(outcome.status, "improved") << outcome.why << outcome.attempts.dump();
+  EXPECT_EQ(outcome.winner_origin, "rewrite");
+  EXPECT_EQ(outcome.winner_family, "resident_row");
+  ASSERT_FALSE(outcome.attempts.empty());
+  for (const auto& a : outcome.attempts) EXPECT_EQ(a.value("family", ""), "resident_row") << a.dump();
 }
 
 TEST_F(EngineSearch, TunerSweepLeavesHalfTheRoomWhenTheBatchHoldsRewrittenCode) {
