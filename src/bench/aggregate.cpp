@@ -157,9 +157,44 @@ json decisions_summary(const Rows& rs) {
           {"median_search_s", median_or_null(search)}, {"kept", kept}};
 }
 
+/// A kernel's reason for staying where it is: the search's verdict, then each rewrite family's own.
+std::string reason_of(const json& k) {
+  std::string why = string_or_empty(k, "why");
+  if (why.empty()) why = "improved, still under the bar";
+  const json& skipped = member(k, "rewrites_skipped");
+  for (const auto& s : skipped.is_array() ? skipped : json::array()) {
+    why += fmt::format("; {}: {}", string_or_empty(s, "family"), string_or_empty(s, "why"));
+  }
+  return why;
+}
+
+json under_roofline(const Rows& rs) {
+  json kernels = json::array();
+  for (const json* r : rs) {
+    const json& ks = member(*r, "kernels");
+    if (!ks.is_array()) continue;
+    double triton_ms = 0;
+    for (const auto& k : ks) triton_ms += number_or(k, "before_ms", 0.0);
+    for (const auto& k : ks) {
+      const json after = number_or_null(k, "roofline_after");
+      const double share = triton_ms > 0 ? number_or(k, "before_ms", 0.0) / triton_ms : 0.0;
+      if (string_or_empty(k, "bound") != "memory" || !after.is_number() || share < kUnderRooflineShare ||
+          after.get<double>() >= kUnderRooflineFraction) {
+        continue;
+      }
+      kernels.push_back({{"problem", (*r)["problem"]}, {"kernel", string_or_empty(k, "name")}, {"share", share},
+                         {"fraction_before", number_or_null(k, "roofline_before")}, {"fraction_after", after},
+                         {"status", string_or_empty(k, "status")}, {"reason", reason_of(k)}});
+    }
+  }
+  return {{"kernels", kernels.size()}, {"share_at_least", kUnderRooflineShare},
+          {"fraction_under", kUnderRooflineFraction}, {"list", kernels}};
+}
+
 json summarize(const Rows& rs) {
   json out = outcomes(rs);
-  out.update({{"roofline", roofline_medians(rs)}, {"limits", limits(rs)}, {"cost", cost(rs)}});
+  out.update({{"roofline", roofline_medians(rs)}, {"limits", limits(rs)}, {"cost", cost(rs)},
+              {"under_roofline", under_roofline(rs)}});
   if (json d = decisions_summary(rs); !d.is_null()) out["decisions"] = std::move(d);
   return out;
 }

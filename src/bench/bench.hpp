@@ -90,8 +90,12 @@ void attach_without_decisions(nlohmann::json& row, const nlohmann::json& without
 /// with a ceiling (ceiling_problems), median_host_ms over the rows with host_ms (host_problems),
 /// gpu_geomean_speedup and gpu_ceiling_geomean over the rows with each; each null without such rows;
 /// "decisions" (only where some row searched them): problems, geomean_vs_best_mode, geomean_without_decisions
-/// (each over the rows that have it), median_search_s, kept ({decision: count}).
+/// (each over the rows that have it), median_search_s, kept ({decision: count});
+/// "under_roofline": the memory-bound Triton kernels that take >= kUnderRooflineShare of their problem's Triton
+/// time and stay under kUnderRooflineFraction of the measured bandwidth after optimization, each with its
+/// reason (the search's verdict and the rewrite families' own), and how many there are.
 nlohmann::json aggregate(const std::vector<nlohmann::json>& rows);
+inline constexpr double kUnderRooflineShare = 0.10, kUnderRooflineFraction = 0.70;  // issue 18's bar
 
 /// Runs the selection; writes bench.json, bench.md and bench.html (report::bench_markdown, report::bench_html); returns bench.json. A row's wall_s is
 /// measured here for a run it makes; a finished run read back keeps its report's.

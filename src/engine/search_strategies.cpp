@@ -124,6 +124,7 @@ std::vector<Candidate> RewriteFamilies::next(SearchState& state, const std::vect
     spdlog::debug("  {}: rewrite {} does not apply: {}", t.kernel.name, s["family"].get<std::string>(),
                   s["why"].get<std::string>());
   }
+  state.out.rewrites_skipped = r.result["skipped"];  // the report's reasons for a kernel left under its roofline
   for (const auto& a : r.result["candidates"]) {
     Candidate c;
     c.origin = "rewrite";

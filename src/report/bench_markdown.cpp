@@ -219,11 +219,31 @@ std::string decisions_table(const json& problems, const json& overall) {
          "|---|---|---:|---:|---:|---:|---:|---:|---:|\n" + md;
 }
 
-/// A table cell of free text: no pipe, no line break, at most 160 characters.
-std::string cell(std::string s) {
+/// A table cell of free text: no pipe, no line break, at most `most` characters.
+std::string cell(std::string s, std::size_t most = 160) {
   std::replace(s.begin(), s.end(), '|', '/');
   std::replace(s.begin(), s.end(), '\n', ' ');
-  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
+  return s.size() > most ? s.substr(0, most - 3) + "..." : s;
+}
+
+/// The memory-bound kernels left under the bar after optimization, with their reasons (the aggregate's
+/// "under_roofline").
+std::string under_roofline_table(const json& under) {
+  const json& list = member(under, "list");
+  if (!list.is_array() || list.empty()) return "";
+  std::string md = fmt::format(
+      "\n## Kernels under {:.0f}% of the bandwidth after optimization\n\nMemory-bound Triton kernels that take at "
+      "least {:.0f}% of their problem's Triton time, with the reason each stays there.\n\n"
+      "| problem | kernel | share of Triton time | % of bandwidth before → after | status | reason |\n"
+      "|---|---|---:|---|---|---|\n",
+      100 * number_or(under, "fraction_under", 0.0), 100 * number_or(under, "share_at_least", 0.0));
+  for (const auto& k : list) {
+    md += fmt::format("| {} | {} | {:.0f}% | {} | {} | {} |\n", string_or_empty(k, "problem"),
+                      string_or_empty(k, "kernel"), 100 * number_or(k, "share", 0.0),
+                      percent_before_after(number_or_null(k, "fraction_before"), number_or_null(k, "fraction_after")),
+                      string_or_empty(k, "status"), cell(string_or_empty(k, "reason"), 400));
+  }
+  return md;
 }
 
 }  // namespace
@@ -235,6 +255,7 @@ std::string bench_markdown(const json& bench) {
   md += level_table(bench["aggregate"]["levels"]);
   md += problem_table(bench["problems"]);
   md += decisions_table(bench["problems"], bench["aggregate"]["overall"]);
+  md += under_roofline_table(member(bench["aggregate"]["overall"], "under_roofline"));
   return md;
 }
 

@@ -151,6 +151,7 @@ json to_json(const Report& r) {
                 {"screened", k.outcome.screened}, {"gated", k.outcome.gated}, {"rejected_by", k.outcome.rejected_by},
                 {"winner_origin", k.outcome.winner_origin}, {"attempts", k.outcome.attempts}};
       if (!k.outcome.winner_family.empty()) o["winner_family"] = k.outcome.winner_family;
+      if (!k.outcome.rewrites_skipped.empty()) o["rewrites_skipped"] = k.outcome.rewrites_skipped;
       if (k.outcome.library_entry != 0) o["library_entry"] = k.outcome.library_entry;
       if (k.outcome.worker >= 0) o["worker"] = k.outcome.worker;
       if (k.outcome.status == "improved") {

@@ -28,6 +28,7 @@ struct KernelOutcome {
   int screened = 0;              ///< configs timed in the screen
   int gated = 0;                 ///< candidates sent through gates 2-4
   std::map<std::string, int> rejected_by;  ///< gate -> candidates it rejected
+  nlohmann::json rewrites_skipped = nlohmann::json::array();  ///< {family, why}: the rewrite families that do not apply
   std::string winner_origin;     ///< tuner | coder | repairer | llm-tuner | rewrite | rewrite-tuner | library; "" when none
   std::string winner_family;     ///< the rewrite family of a rewrite or rewrite-tuner winner; "" otherwise
   std::string winner_code;       ///< the LLM code the winner was built from ("" for a launch config; not serialized)

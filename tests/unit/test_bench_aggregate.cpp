@@ -162,3 +162,28 @@ TEST(BenchAggregate, AggregateLimitsOverTheRowsThatHaveThem) {
   EXPECT_TRUE(none["ceiling_geomean"].is_null());
   EXPECT_TRUE(none["median_host_ms"].is_null());
 }
+
+TEST(BenchAggregate, KernelsLeftUnderTheBarAreListedWithTheirReasons) {
+  auto k = [](const std::string& name, double before_ms, double after_fraction, const std::string& status,
+              const std::string& bound = "memory") {
+    return json{{"name", name}, {"bound", bound}, {"before_ms", before_ms}, {"after_ms", before_ms},
+                {"roofline_before", after_fraction}, {"roofline_after", after_fraction}, {"status", status},
+                {"why", status == "improved" ? json(nullptr) : json("no candidate passed all four gates")},
+                {"rewrites_skipped", json::array({{{"family", "resident_row"}, {"why", "the row does not fit on chip"}}})}};
+  };
+  json row = bench_row("level1/a.py", report(true, true, 1.5, 1), "");
+  row["kernels"] = {k("slow_big", 6.0, 0.64, "kept baseline"),     // 60% of the Triton time, 64%: listed
+                    k("slow_small", 0.5, 0.30, "kept baseline"),   // 5% of the time: under the share
+                    k("fast", 2.5, 0.92, "improved"),              // above the bar
+                    k("gemm", 1.0, 0.10, "skipped", "compute")};  // compute-bound: another bar
+  const json under = aggregate({row})["overall"]["under_roofline"];
+  EXPECT_EQ(under["kernels"], 1);
+  EXPECT_DOUBLE_EQ(under["fraction_under"].get<double>(), kUnderRooflineFraction);
+  ASSERT_EQ(under["list"].size(), 1u);
+  const json& only = under["list"][0];
+  EXPECT_EQ(only["problem"], "level1/a.py");
+  EXPECT_EQ(only["kernel"], "slow_big");
+  EXPECT_NEAR(only["share"].get<double>(), 0.6, 1e-12);
+  EXPECT_EQ(only["reason"], "no candidate passed all four gates; resident_row: the row does not fit on chip");
+  EXPECT_EQ(aggregate({row})["levels"]["level1"]["under_roofline"]["kernels"], 1);
+}

@@ -74,3 +74,27 @@ TEST(ReportBenchMarkdown, DecisionsTableOnlyWhereRowsSearchedThem) {
   EXPECT_NE(md2.find("1.050 without"), std::string::npos) << md2;
   EXPECT_NE(md.find("Whole-model decisions"), std::string::npos);
 }
+
+TEST(ReportBenchMarkdown, KernelsUnderTheBarGetTheirOwnTableWithReasons) {
+  json report = softmax_report();
+  json& outcome = report["modules"][0]["kernels"][0]["outcome"];
+  outcome["status"] = "kept baseline";
+  outcome["why"] = "no candidate passed all four gates (4 evaluated; rejected 4 by performance)";
+  outcome["rewrites_skipped"] = {{{"family", "window_rows"}, {"why", "not a pooling window | of loads"}}};
+  report["summary"]["improved"] = false;
+  json row = bench_row("level1/softmax.py", report, "");
+  row["kernels"][0]["roofline_after"] = 0.64;  // the real report's kernel sits at 80%: put it under the bar
+  std::vector<json> rows = {row};
+  const std::string md = bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}});
+  EXPECT_NE(md.find("## Kernels under 70% of the bandwidth after optimization"), std::string::npos) << md;
+  const auto s = cells(line_of(md, "| level1/softmax.py | triton_red_fused__softmax"));
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_EQ(s[2], "100%");
+  EXPECT_EQ(s[3], "80% → 64%");
+  EXPECT_EQ(s[5], "no candidate passed all four gates (4 evaluated; rejected 4 by performance); window_rows: not a "
+                  "pooling window / of loads");
+  // none under the bar: no section
+  const std::vector<json> fine = {bench_row("level1/softmax.py", softmax_report(), "")};
+  EXPECT_EQ(bench_markdown({{"problems", fine}, {"aggregate", aggregate(fine)}, {"shard", "1/1"}}).find("## Kernels under"),
+            std::string::npos);
+}
