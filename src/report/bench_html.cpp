@@ -488,6 +488,28 @@ std::string decisions_table(const json& rows) {
          "s</th></tr></thead><tbody>\n" + body + "</tbody></table>\n";
 }
 
+/// The memory-bound kernels left under the bar after optimization, with their reasons (the aggregate's
+/// "under_roofline"); "" when there are none.
+std::string under_roofline_table(const json& under) {
+  const json& list = member(under, "list");
+  if (!list.is_array() || list.empty()) return "";
+  std::string body;
+  for (const auto& k : list) {
+    body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                        html_escape(text(k, "problem")), html_escape(text(k, "kernel")),
+                        percent(field(k, "share").value_or(0)),
+                        before_after(field(k, "fraction_before"), field(k, "fraction_after")),
+                        html_escape(text(k, "status")), html_escape(text(k, "reason")));
+  }
+  return fmt::format("<h2>Kernels under {:.0f}% of the bandwidth after optimization</h2>\n<p class=\"legend\">"
+                     "Memory-bound Triton kernels that take at least {:.0f}% of their problem's Triton time, with the "
+                     "reason each stays there.</p>\n<table id=\"under-roofline-table\"><thead><tr><th>problem</th>"
+                     "<th>kernel</th><th>share of Triton time</th><th>% of bandwidth before → after</th><th>status"
+                     "</th><th>reason</th></tr></thead><tbody>\n",
+                     100 * field(under, "fraction_under").value_or(0), 100 * field(under, "share_at_least").value_or(0)) +
+         body + "</tbody></table>\n";
+}
+
 std::string html_escape(const std::string& in) {
   std::string out;
   out.reserve(in.size());
@@ -562,6 +584,7 @@ std::string bench_html(const json& bench) {
        "correctness checks and timing; compile s = torch.compile and candidate compilation.</p>\n" +
        problem_table(rows);
   h += decisions_table(rows);
+  h += under_roofline_table(member(overall, "under_roofline"));
   if (!text(bench, "method").empty()) h += "<p class=\"summary\"><small>" + html_escape(text(bench, "method")) + "</small></p>\n";
   h += kScript;
   h += "</body></html>\n";

@@ -211,3 +211,19 @@ TEST(BenchHtml, DecisionsTableOnlyWhereRowsSearchedThem) {
       << h;
   EXPECT_NE(h.find("<td>0.9000</td><td>1.111x</td><td></td></tr>"), std::string::npos) << h;
 }
+
+TEST(BenchHtml, KernelsUnderTheBarGetATableWithTheirReasonsEscaped) {
+  json bench = synthetic();
+  EXPECT_EQ(bench_html(bench).find("under-roofline-table"), std::string::npos);  // none under the bar
+  bench["problems"][0]["kernels"] = {{{"name", "k_long_row"}, {"bound", "memory"}, {"before_ms", 5.0}, {"after_ms", 5.0},
+                                      {"roofline_before", 0.64}, {"roofline_after", 0.64}, {"status", "kept baseline"},
+                                      {"why", "no candidate passed <all> four gates"},
+                                      {"rewrites_skipped", json::array()}}};
+  bench["aggregate"] = kernelopt::bench::aggregate(bench["problems"].get<std::vector<json>>());
+  const std::string h = bench_html(bench);
+  EXPECT_NE(h.find("<h2>Kernels under 70% of the bandwidth after optimization</h2>"), std::string::npos) << h;
+  EXPECT_NE(h.find("<td>level1/a_softmax.py</td><td>k_long_row</td><td>100%</td><td>64% → 64%</td><td>kept baseline"
+                   "</td><td>no candidate passed &lt;all&gt; four gates</td>"),
+            std::string::npos)
+      << h;
+}
