@@ -4,8 +4,9 @@ kernel came from, and the kernels' share of the measured copy bandwidth before a
     python3 bench/family_table.py BENCH_JSON [BENCH_JSON ...]   (one bench.json per shard, or a merged one)
 
 Per family (a kernel improved otherwise is counted under its origin: "tuner" for a launch config alone, "library",
-"coder"; a kernel whose baseline was kept under "baseline kept"): kernels, problems, their bytes over their time before and after as a share of the bandwidth
-(the sums over the family's kernels, so a long kernel weighs more), and the median kernel speedup. Prints a
+"coder"; a kernel whose baseline was kept under "baseline kept"): kernels, problems, the share of the bandwidth
+they reach before and after (their limits, bytes at their problem's measured bandwidth, over their times, summed
+over the family's kernels, so a long kernel weighs more), and the median kernel speedup. Prints a
 Markdown table; `--json` prints the numbers instead. Reads the rows' `kernels` (bench.json from the commit that
 added `family` and `origin` to them on; older records count every improved kernel under "unknown").
 """
@@ -24,27 +25,30 @@ def family_of(kernel):
 
 
 def table(benches):
-    """{family: {"kernels", "problems", "bytes", "before_ms", "after_ms", "speedups"}} over memory-bound kernels."""
+    """{family: {"kernels", "problems", "limit_ms", "before_ms", "after_ms", "fraction_before", "fraction_after",
+    "median_kernel_speedup"}} over the memory-bound kernels with bytes and times. A kernel's limit is its bytes at
+    its own problem's measured bandwidth (merged shards may come from other GPUs); a family's fraction is the sum
+    of its kernels' limits over the sum of their times."""
     out = {}
     for bench in benches:
         for row in bench.get("problems", []):
             bandwidth = (row.get("roofline") or {}).get("bandwidth_gbps")
             for k in row.get("kernels") or []:
-                if k.get("bound") != "memory" or not k.get("before_ms") or not k.get("after_ms") or not bandwidth:
+                if (k.get("bound") != "memory" or not k.get("bytes") or not k.get("before_ms") or not k.get("after_ms")
+                        or not bandwidth):
                     continue
-                f = out.setdefault(family_of(k), {"kernels": 0, "problems": set(), "bytes": 0.0, "before_ms": 0.0,
-                                                  "after_ms": 0.0, "speedups": [], "bandwidth_gbps": bandwidth})
+                f = out.setdefault(family_of(k), {"kernels": 0, "problems": set(), "limit_ms": 0.0, "before_ms": 0.0,
+                                                  "after_ms": 0.0, "speedups": []})
                 f["kernels"] += 1
                 f["problems"].add(row["problem"])
-                f["bytes"] += k["bytes"]
+                f["limit_ms"] += k["bytes"] / bandwidth / 1e6  # GB/s * 1e6 = bytes per ms
                 f["before_ms"] += k["before_ms"]
                 f["after_ms"] += k["after_ms"]
                 f["speedups"].append(k["before_ms"] / k["after_ms"])
     for f in out.values():
         f["problems"] = sorted(f["problems"])
-        gbps = lambda ms: f["bytes"] / ms / 1e6 if ms else None  # noqa: E731
-        f["fraction_before"] = gbps(f["before_ms"]) / f["bandwidth_gbps"]
-        f["fraction_after"] = gbps(f["after_ms"]) / f["bandwidth_gbps"]
+        f["fraction_before"] = f["limit_ms"] / f["before_ms"]
+        f["fraction_after"] = f["limit_ms"] / f["after_ms"]
         f["median_kernel_speedup"] = statistics.median(f["speedups"])
     return out
 

@@ -4,7 +4,8 @@ Run on the GPU machine after a `kernelopt bench` whose run directories are still
 
     python3 bench/gpu/nsight.py OUT BENCH_DIR PROBLEMS_DIR [--top 5] [--timeout-s 150]
 
-BENCH_DIR is the bench's --out (bench.json, runs/); PROBLEMS_DIR the directory the bench was given (a problem's
+BENCH_DIR is the bench's --out (bench.json, runs/); no ncu run starts after --deadline-s (200 s), each is cut at
+--timeout-s (150 s) with the program it profiles, and the results are written after each problem. PROBLEMS_DIR the directory the bench was given (a problem's
 file is PROBLEMS_DIR/<its row's "problem">). The kernels picked are the bench's memory-bound Triton kernels
 with the most milliseconds above their bytes at the measured bandwidth (before_ms - bytes / bandwidth), at most
 --top of them. For each problem holding one, `ncu` profiles one model call of torch.compile (before) and one of
@@ -20,6 +21,8 @@ import csv
 import io
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -75,12 +78,13 @@ def parse_ncu_csv(text):
     if not lines:
         return []
     rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    header = rows[0]
-    if "Kernel Name" not in header:
+    at = next((i for i, row in enumerate(rows) if "Kernel Name" in row), None)  # the program may print CSV too
+    if at is None:
         raise ValueError("no 'Kernel Name' column in ncu's CSV")
+    header = rows[at]
     name_at = header.index("Kernel Name")
     launches = []
-    for row in rows[1:]:
+    for row in rows[at + 1:]:
         if len(row) != len(header) or not row[name_at]:
             continue
         if all(_number(row[i]) is None for i, h in enumerate(header) if h in METRICS):
@@ -137,16 +141,21 @@ def profile_call(variant, problem_path, run_dir):
 
 def run_ncu(variant, problem_path, run_dir, names, timeout_s, raw_path):
     """ncu over one call of the problem's model: (launches, error or None). ncu's output is kept at raw_path."""
-    regex = "regex:^(" + "|".join(names) + ")$"
+    regex = "regex:^(" + "|".join(re.escape(n) for n in names) + ")$"
     # --clock-control none: the clocks as the bench's timings ran them (the device notes' advice)
     cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw", "--print-units", "base",
            "--metrics", ",".join(METRICS), "--kernel-name", regex,
            sys.executable, os.path.abspath(__file__), "--profile-call", variant, problem_path, run_dir]
+    # a session of its own: on the timeout, ncu and the program it profiles are killed together (the GPU freed)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                              env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+        stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return [], f"ncu ran past {timeout_s} s"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return [], f"ncu ran past {timeout_s:.0f} s"
+    proc = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
     with open(raw_path, "w") as f:
         f.write(proc.stdout + "\n# stderr\n" + proc.stderr)
     try:
@@ -180,6 +189,15 @@ def markdown(rows):
     return "\n".join(out + ([""] + errors if errors else [])) + "\n"
 
 
+def write(out, rows):
+    with open(os.path.join(out, "nsight.json"), "w") as f:
+        json.dump({"metrics": list(METRICS), "kernels": rows,
+                   "note": "ncu matches kernels by name: same-named kernels of two graphs of one problem are summed"},
+                  f, indent=1)
+    with open(os.path.join(out, "nsight.md"), "w") as f:
+        f.write(markdown(rows))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--profile-call", nargs=3, metavar=("VARIANT", "PROBLEM", "RUN_DIR"), help=argparse.SUPPRESS)
@@ -187,7 +205,9 @@ def main():
     p.add_argument("bench_dir", nargs="?")
     p.add_argument("problems_dir", nargs="?")
     p.add_argument("--top", type=int, default=5)
-    p.add_argument("--timeout-s", type=float, default=150)
+    p.add_argument("--timeout-s", type=float, default=150, help="one ncu run's limit")
+    p.add_argument("--deadline-s", type=float, default=200,
+                   help="no ncu run starts after this; what was profiled is written as it comes")
     a = p.parse_args()
     if a.profile_call:
         return profile_call(*a.profile_call)
@@ -201,6 +221,7 @@ def main():
         by_problem.setdefault(problem, []).append((k, lost))
     rows = []
     os.makedirs(os.path.join(a.out, "raw"), exist_ok=True)
+    start = time.time()
     for n, (problem, kernels) in enumerate(by_problem.items()):
         path = os.path.join(a.problems_dir, problem)
         run_dir = os.path.join(a.bench_dir, "runs", os.path.splitext(problem)[0])
@@ -208,12 +229,15 @@ def main():
         results = {}
         for variant in ("before", "after"):
             t0 = time.time()
+            if t0 - start > a.deadline_s:
+                results[variant] = ([], f"not run: past the {a.deadline_s:.0f} s deadline")
+                continue
             raw = os.path.join(a.out, "raw", f"{n}-{os.path.basename(problem)[:-3]}-{variant}.csv")
             results[variant] = run_ncu(variant, path, run_dir, names, a.timeout_s, raw)
             print(f"{problem} {variant}: {len(results[variant][0])} launches, {time.time() - t0:.0f} s"
                   + (f", {results[variant][1]}" if results[variant][1] else ""), flush=True)
         for k, lost in kernels:
-            row = {"problem": problem, "kernel": k["name"], "lost_ms": lost,
+            row = {"problem": problem, "kernel": k["name"], "module": k.get("module"), "lost_ms": lost,
                    "bench": {key: k.get(key) for key in ("before_ms", "after_ms", "bytes", "roofline_before",
                                                           "roofline_after", "status")}}
             for variant, (launches, error) in results.items():
@@ -221,10 +245,8 @@ def main():
                 if error:
                     row[variant + "_error"] = error
             rows.append(row)
-    with open(os.path.join(a.out, "nsight.json"), "w") as f:
-        json.dump({"metrics": list(METRICS), "kernels": rows}, f, indent=1)
-    with open(os.path.join(a.out, "nsight.md"), "w") as f:
-        f.write(markdown(rows))
+        write(a.out, rows)  # after each problem: a call cut short keeps what was profiled
+    write(a.out, rows)
     print(markdown(rows))
     return 0 if all(r.get("before") and r.get("after") for r in rows) else 1
 

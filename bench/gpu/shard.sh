@@ -3,7 +3,8 @@
 # so that calls of under 10 minutes each cover a level; merge with `kernelopt bench-merge`. Writes under OUT:
 # gpu.txt, LEVEL-i.log, LEVEL-i.json / .md (the bench), LEVEL-i-reports.tgz (each problem's report.json/.md).
 # usage: bench/gpu/shard.sh OUT LEVEL i/n   (BUDGET, default 4; BENCH_TIMEOUT seconds, default 420; NSIGHT=N
-# adds Nsight Compute figures for the N kernels that lose the most time: LEVEL-i-nsight.md, LEVEL-i-nsight.tgz)
+# adds Nsight Compute figures for the N kernels that lose the most time: LEVEL-i-nsight.md, LEVEL-i-nsight.tgz,
+# within NSIGHT_TIMEOUT (200 s): then give BENCH_TIMEOUT 330 or less, so that the call stays under 10 minutes)
 set -uo pipefail
 out=${1:?OUT directory}; level=${2:?level}; shard=${3:?i/n}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,8 +21,9 @@ cp "/tmp/$tag/bench.json" "$out/$tag.json"; cp "/tmp/$tag/bench.md" "$out/$tag.m
 (cd "/tmp/$tag" && tar czf "$out/$tag-reports.tgz" runs/*/*/report.json runs/*/*/report.md)
 cut -c1-160 "$out/$tag.md" | sed -n '/^| problem/,$p'
 if [ "${NSIGHT:-0}" -gt 0 ]; then  # Nsight Compute figures for the NSIGHT kernels that lose the most time
-  timeout "${NSIGHT_TIMEOUT:-240}" python3 "$root/bench/gpu/nsight.py" "/tmp/$tag-nsight" "/tmp/$tag" \
-    "$root/bench/problems" --top "$NSIGHT" > "$out/$tag-nsight.log" 2>&1
+  timeout "${NSIGHT_TIMEOUT:-200}" python3 "$root/bench/gpu/nsight.py" "/tmp/$tag-nsight" "/tmp/$tag" \
+    "$root/bench/problems" --top "$NSIGHT" --deadline-s $(( ${NSIGHT_TIMEOUT:-200} - 80 )) --timeout-s 75 \
+    > "$out/$tag-nsight.log" 2>&1
   echo "nsight rc $?"
   cp "/tmp/$tag-nsight/nsight.md" "$out/$tag-nsight.md" 2>/dev/null
   tar czf "$out/$tag-nsight.tgz" -C "/tmp/$tag-nsight" . 2>/dev/null

@@ -182,7 +182,7 @@ json under_roofline(const Rows& rs) {
           after.get<double>() >= kUnderRooflineFraction) {
         continue;
       }
-      kernels.push_back({{"problem", (*r)["problem"]}, {"kernel", string_or_empty(k, "name")}, {"share", share},
+      kernels.push_back({{"problem", member(*r, "problem")}, {"kernel", string_or_empty(k, "name")}, {"share", share},
                          {"fraction_before", number_or_null(k, "roofline_before")}, {"fraction_after", after},
                          {"status", string_or_empty(k, "status")}, {"reason", reason_of(k)}});
     }

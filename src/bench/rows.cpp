@@ -47,8 +47,9 @@ json kernel_rows(const json& report, bool kept) {
                      {"origin", applied && o.contains("winner_origin") ? o["winner_origin"] : json(nullptr)},
                      {"family", applied && o.contains("winner_family") ? o["winner_family"] : json(nullptr)},
                      // why it stays as it is, where it does: the search's verdict and each rewrite family's reason
-                     {"why", applied ? json(nullptr) : json(status == "improved" ? "the end-to-end check kept the "
-                                                                                   "baseline" : string_or_empty(o, "why"))},
+                     {"why", applied ? json(nullptr)
+                             : status != "improved" ? json(string_or_empty(o, "why"))
+                             : json(kept ? "improved, but its time after is not recorded" : "the end-to-end check kept the baseline")},
                      {"rewrites_skipped", o.is_object() && o.contains("rewrites_skipped") ? o["rewrites_skipped"]
                                                                                           : json::array()},
                      {"before_ms", before},

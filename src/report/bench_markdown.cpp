@@ -219,11 +219,14 @@ std::string decisions_table(const json& problems, const json& overall) {
          "|---|---|---:|---:|---:|---:|---:|---:|---:|\n" + md;
 }
 
-/// A table cell of free text: no pipe, no line break, at most `most` characters.
+/// A table cell of free text: no pipe, no line break, at most `most` bytes (cut between UTF-8 characters).
 std::string cell(std::string s, std::size_t most = 160) {
   std::replace(s.begin(), s.end(), '|', '/');
   std::replace(s.begin(), s.end(), '\n', ' ');
-  return s.size() > most ? s.substr(0, most - 3) + "..." : s;
+  if (s.size() <= most) return s;
+  std::size_t cut = most - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  return s.substr(0, cut) + "...";
 }
 
 /// The memory-bound kernels left under the bar after optimization, with their reasons (the aggregate's

@@ -72,6 +72,20 @@ def test_a_decision_that_fails_to_compile_is_recorded_on_every_seed(problem, mon
     assert all("compile failed" in run["error"] for run in r["runs"])
 
 
+def test_out_of_memory_in_a_decision_is_the_devices_failure_not_the_decisions(problem, monkeypatch):
+    # raised, so the server answers out_of_memory (the engine retries with less) instead of a model-gate rejection
+    import torch
+    from kernelopt.inputs.module import decisions
+
+    def out_of_memory(model, settings):
+        def call(*inputs):
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return call
+    monkeypatch.setattr(decisions, "compile_model", out_of_memory)
+    with pytest.raises(torch.OutOfMemoryError):
+        decide(problem, "freezing", {"options": {"freezing": True}})
+
+
 def test_cudagraphs_on_cpu_is_skipped_with_the_reason(problem):
     r = decide(problem, "cudagraphs", {"mode": "reduce-overhead"})
     assert r["skipped"] and "CUDA" in r["skipped"]

@@ -40,6 +40,17 @@ def test_kernels_are_grouped_by_family_and_their_bytes_over_time_before_and_afte
     assert rows["baseline kept"]["kernels"] == 1
 
 
+def test_each_kernel_is_held_to_its_own_problems_bandwidth_and_kernels_without_bytes_are_left_out():
+    fast_gpu = {"problem": "level1/c.py", "roofline": {"bandwidth_gbps": 2000.0},
+                "kernels": [kernel("improved", "window_rows", 2.0, 1.0, 2)]}  # limit 1 ms: 50% -> 100%
+    slow_gpu = {"problem": "level1/d.py", "roofline": {"bandwidth_gbps": 1000.0},
+                "kernels": [kernel("improved", "window_rows", 4.0, 2.0, 2),  # limit 2 ms: 50% -> 100%
+                            kernel("improved", "window_rows", 4.0, 2.0, 0)]}  # no bytes: no fraction to give
+    w = family_table.table([{"problems": [fast_gpu]}, {"problems": [slow_gpu]}])["window_rows"]
+    assert w["kernels"] == 2
+    assert w["fraction_before"] == pytest.approx(0.5) and w["fraction_after"] == pytest.approx(1.0)
+
+
 def test_rows_without_the_family_field_count_as_unknown():
     old = {"problems": [{"problem": "p.py", "roofline": {"bandwidth_gbps": 1000.0},
                          "kernels": [{"status": "improved", "before_ms": 2.0, "after_ms": 1.0, "bytes": 1e9,

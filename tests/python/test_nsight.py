@@ -25,7 +25,7 @@ def test_picks_the_memory_bound_kernels_that_lose_the_most_time_in_a_recorded_be
     # every kernel not picked loses no more than the last one picked
     rest = [nsight.lost_ms(k, r["roofline"]["bandwidth_gbps"]) for r in bench["problems"] for k in r["kernels"]
             if k["bound"] == "memory" and k not in [p[2] for p in picked]]
-    assert max(rest) <= lost[-1]
+    assert max(rest, default=0.0) <= lost[-1]
     # the group norm's kernels run at the roofline: nothing to see there
     assert not any("group_norm" in p[0] for p in picked)
 
@@ -41,7 +41,8 @@ def test_a_kernel_at_or_past_its_roofline_is_never_picked():
 
 
 # ncu --csv --page raw --print-units base: ncu's notes, the header, the units row, a row a launch
-NCU_OUT = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
+NCU_OUT = '''"the program's own","CSV line"
+==PROF== Connected to process 4242 (/usr/bin/python3.12)
 ==PROF== Profiling "triton_red_fused__log_softmax_0": 0%....50%....100% - 9 passes
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum","launch__registers_per_thread","lts__t_sector_hit_rate.pct","sm__maximum_warps_per_active_cycle_pct","sm__warps_active.avg.pct_of_peak_sustained_active"
 "","","","","","","","","","","","byte","byte","%","ns","register/thread","%","%","%"

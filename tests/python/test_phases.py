@@ -31,6 +31,13 @@ def test_phases_of_one_name_add_up_and_reset_forgets_them(clock):
     assert phases.seconds() == {}
 
 
+def test_a_reset_inside_a_phase_leaves_nothing_of_it(clock):
+    with phases.phase("outer"):
+        clock[0] += 1.0
+        phases.reset()  # as the server does before the next request
+    assert phases.seconds() == {}
+
+
 def test_a_phase_that_raises_still_counts(clock):
     with pytest.raises(ValueError):
         with phases.phase("outer"):

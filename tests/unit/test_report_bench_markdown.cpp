@@ -93,6 +93,14 @@ TEST(ReportBenchMarkdown, KernelsUnderTheBarGetTheirOwnTableWithReasons) {
   EXPECT_EQ(s[3], "80% → 64%");
   EXPECT_EQ(s[5], "no candidate passed all four gates (4 evaluated; rejected 4 by performance); window_rows: not a "
                   "pooling window / of loads");
+  // a long reason is cut at 400 bytes, between characters (each → is 3 bytes)
+  std::string arrows;
+  for (int i = 0; i < 200; ++i) arrows += "→";
+  rows[0]["kernels"][0]["why"] = "xy" + arrows;  // 2 + 600 bytes: byte 397 is inside an arrow (2 + 3k)
+  const std::string cut = bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}});
+  const std::string reason = cells(line_of(cut, "| level1/softmax.py | triton_red_fused__softmax"))[5];
+  EXPECT_EQ(reason.substr(reason.size() - 3), "...");
+  EXPECT_EQ(reason.size(), 2 + 3 * 131 + 3u) << reason;  // 395 bytes kept: back to the last whole arrow
   // none under the bar: no section
   const std::vector<json> fine = {bench_row("level1/softmax.py", softmax_report(), "")};
   EXPECT_EQ(bench_markdown({{"problems", fine}, {"aggregate", aggregate(fine)}, {"shard", "1/1"}}).find("## Kernels under"),

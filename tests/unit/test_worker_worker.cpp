@@ -160,18 +160,21 @@ TEST(Worker, RequestTimesPerOpIncludeTimeoutsAndStarts) {
 
 TEST(Worker, AnOpsPhasesAreSummedPerOpFailedRequestsIncluded) {
   Worker worker(test_options());
-  const Reply first = worker.request("_phased", json::object(), 10000);
+  const Reply first = worker.request("_phased", {{"ms", 5}}, 10000);
   ASSERT_TRUE(first.ok()) << first.error;
   EXPECT_EQ(first.phases.size(), 2u);
   EXPECT_EQ(first.phases.count("outer"), 1u);
   EXPECT_EQ(first.phases.count("inner"), 1u);
-  const Reply failed = worker.request("_phased", {{"fail", true}}, 10000);
+  EXPECT_GT(first.phases.at("inner"), 0.0);  // each slept 5 ms (the values are rounded to 0.1 ms)
+  EXPECT_GT(first.phases.at("outer"), 0.0);
+  const Reply failed = worker.request("_phased", {{"fail", true}, {"ms", 5}}, 10000);
   EXPECT_FALSE(failed.ok());
   EXPECT_EQ(failed.phases.size(), 2u);
   ASSERT_TRUE(worker.request("echo", json::object(), 10000).ok());
   const auto& t = worker.request_times();
   ASSERT_EQ(t.at("_phased").phases.size(), 2u);
   EXPECT_DOUBLE_EQ(t.at("_phased").phases.at("inner"), first.phases.at("inner") + failed.phases.at("inner"));
+  EXPECT_GT(t.at("_phased").phases.at("inner"), first.phases.at("inner"));  // summed, not overwritten
   EXPECT_TRUE(t.at("echo").phases.empty());  // an op that marks none sends none
 }
 

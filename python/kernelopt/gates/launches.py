@@ -348,8 +348,10 @@ def check_launches(records, run_base, run_cand, names, tolerances, repeats=DEFAU
     for run in check.stale:
         del run["stale_source"]
     runs = check.model + check.stale + check.repeat
-    with phase("check.halves_compile"):
-        copies = halves() if halves is not None and not check.det["failures"] and _all_passed(runs) else None
+    copies = None
+    if halves is not None and not check.det["failures"] and _all_passed(runs):
+        with phase("check.halves_compile"):
+            copies = halves()
     if copies is not None and records:  # the first seed's launches, one half of the programs after the other
         upper, lower = copies
         states = [(i, _state(st)) for i, st in groups[(records[0][2], records[0][0])]]

@@ -28,8 +28,9 @@ def phase(name):
     try:
         yield
     finally:
-        _stack.pop()
-        elapsed = time.perf_counter() - frame[1]
-        _totals[name] = _totals.get(name, 0.0) + elapsed - frame[2]
-        if _stack:
-            _stack[-1][2] += elapsed
+        if _stack and _stack[-1] is frame:  # a reset() inside the phase forgot it: nothing to add
+            _stack.pop()
+            elapsed = time.perf_counter() - frame[1]
+            _totals[name] = _totals.get(name, 0.0) + elapsed - frame[2]
+            if _stack:
+                _stack[-1][2] += elapsed

@@ -15,7 +15,7 @@ import os
 import sys
 import traceback
 
-from kernelopt.worker import phases
+from kernelopt.worker import failures, phases
 
 PROTOCOL_VERSION = 2
 
@@ -43,10 +43,12 @@ def _test_ops():
     def fail(args):
         raise RuntimeError(args.get("message", "requested failure"))
 
-    def phased(args):  # two nested phases, then fails if asked: its phases are sent either way
+    def phased(args):  # two nested phases of args.ms each, then fails if asked: its phases are sent either way
+        pause = float(args.get("ms", 0)) / 1000
         with phases.phase("outer"):
+            time.sleep(pause)
             with phases.phase("inner"):
-                pass
+                time.sleep(pause)
         if args.get("fail"):
             raise RuntimeError("failed after its phases")
         return {}
@@ -91,12 +93,12 @@ def main():
                 _inject_oom(req.get("op"))
                 resp = {"id": rid, "ok": True, "result": op(req.get("args") or {})}
             except Exception as exc:  # errors are data for the engine
-                out_of_memory = _out_of_memory(exc)
+                out_of_memory = failures.out_of_memory(exc)
                 if out_of_memory:
                     # the device's memory, not the candidate: say so (the engine retries with less at once)
                     resp = {"id": rid, "ok": False, "kind": "out_of_memory",
                             "error": f"out of memory in {req.get('op')}: {_message(exc)}"}
-                elif _context_lost(exc):
+                elif failures.context_lost(exc):
                     # a sticky CUDA error: every later op of this process would fail with it and be
                     # blamed on the wrong candidate; die now, as a segfault would, so the engine
                     # records a worker crash for this request and starts a fresh worker
@@ -148,14 +150,6 @@ def _inject_oom(op):
     raise MemoryError(f"injected by KERNELOPT_FAULT_OOM ({done + 1}{'/' + count if count else ''})")
 
 
-def _out_of_memory(exc):
-    if isinstance(exc, MemoryError):
-        return True
-    torch = sys.modules.get("torch")
-    oom = getattr(torch, "OutOfMemoryError", None) if torch else None
-    return (oom is not None and isinstance(exc, oom)) or "CUDA out of memory" in str(exc)
-
-
 def _cuda():
     """torch.cuda once an op has imported torch and a GPU is there; None otherwise (hello, the CPU)."""
     torch = sys.modules.get("torch")
@@ -182,16 +176,6 @@ def _release_memory():
     cuda = _cuda()
     if cuda is not None:
         cuda.empty_cache()
-# CUDA errors after which the context is unusable (cudaErrorIllegalAddress and friends are "sticky")
-_STICKY = ("illegal memory access", "illegal instruction", "misaligned address", "unspecified launch failure",
-           "device-side assert triggered", "hardware stack error", "an illegal address")
-
-
-def _context_lost(exc):
-    text = str(exc).lower()
-    return "cuda" in text and any(s in text for s in _STICKY)
-
-
 def _message(exc):
     """The error's one line. An exception with a `kind` (ProblemError, CaptureError, NoGpuError, ...)
     carries a sentence written for the user, sent as is; any other is prefixed with its type."""

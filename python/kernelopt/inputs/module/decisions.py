@@ -16,6 +16,7 @@ import torch
 
 from kernelopt.problem import build_model, flatten, load_problem, make_inputs
 from kernelopt.runtime.decision import compile_model, decision_inputs, uses_cudagraphs
+from kernelopt.worker.failures import device_failure
 from kernelopt.worker.phases import phase
 
 
@@ -62,15 +63,17 @@ def _outputs(compiled, inputs):
 
 def _first_call(default, decided, problem, path, seed, device, settings):
     """Each compiled model's first call (its compile) on the seed's inputs, timed as its own phase. A call that
-    raises is left to correctness_runs, which calls it again and records the error per seed, as without this."""
+    raises is left to correctness_runs, which calls it again and records the error per seed, as without this;
+    out of memory or a lost CUDA context is raised (the server answers them as the device's failures)."""
     try:
         inputs = make_inputs(problem, path, seed, device)
         with phase("decide.compile_default"):
             _outputs(default, inputs)
         with phase("decide.compile_decision"):
             _outputs(decided, decision_inputs(inputs, settings))
-    except Exception:
-        pass
+    except Exception as exc:
+        if device_failure(exc):
+            raise  # the device's, not the decision's: the server answers it as such
 
 
 def correctness_runs(model, default, decided, problem, path, seeds, device, settings, tolerances):
@@ -89,6 +92,8 @@ def correctness_runs(model, default, decided, problem, path, seeds, device, sett
                                              lambda seed=seed: reference(model, problem, path, seed, device),
                                              error_line=describe)
         except Exception as exc:
+            if device_failure(exc):
+                raise  # not the decision's error: out of memory is retried, a lost context restarts the worker
             run["error"] = describe(exc)[:500]
         runs.append(run)
     return runs
