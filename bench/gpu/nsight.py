@@ -117,8 +117,8 @@ def summarize(launches, name):
 
 
 def profile_call(variant, problem_path, run_dir):
-    """In the process ncu starts: one model call between cudaProfilerStart and Stop, after three warm-ups."""
-    sys.path.insert(0, os.path.join(ROOT, "python"))
+    """In the process ncu starts (PYTHONPATH holds python/): one model call between cudaProfilerStart and Stop,
+    after three warm-ups."""
     import torch
     from kernelopt.problem import build_model, load_problem, make_inputs
     problem = load_problem(problem_path)

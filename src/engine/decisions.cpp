@@ -141,11 +141,7 @@ DecisionOutcome DecisionOutcome::from_json(const json& j) {
   o.gate = j.value("gate", "");
   o.checks = j.value("checks", json());
   if (j.contains("seconds") && j["seconds"].is_number()) o.seconds = j["seconds"].get<double>();
-  if (j.contains("phases_s") && j["phases_s"].is_object()) {
-    for (const auto& [phase, s] : j["phases_s"].items()) {
-      if (s.is_number()) o.phases[phase] = s.get<double>();
-    }
-  }
+  if (j.contains("phases_s")) o.phases = worker::phases_from_json(j["phases_s"]);
   if (j.contains("speedup") && j["speedup"].is_object()) {
     const json& s = j["speedup"];
     verify::SpeedupEstimate e;

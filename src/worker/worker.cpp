@@ -109,6 +109,15 @@ void Worker::stop() {
   handshake_ = json();
 }
 
+std::map<std::string, double> phases_from_json(const json& phases_s) {
+  std::map<std::string, double> out;
+  if (!phases_s.is_object()) return out;
+  for (const auto& [phase, seconds] : phases_s.items()) {
+    if (seconds.is_number()) out[phase] = seconds.get<double>();
+  }
+  return out;
+}
+
 Reply Worker::request(const std::string& op, const json& args, int timeout_ms) {
   // a request the protocol does not allow is the engine's bug: never sent, never a candidate's verdict
   if (const std::string bad = protocol_violation(op, "args", args); !bad.empty()) {
@@ -234,11 +243,7 @@ Reply Worker::exchange(const std::string& op, const json& args, int timeout_ms) 
     }
     Reply reply;
     if (auto peak = msg.find("peak_bytes"); peak != msg.end() && peak->is_number()) reply.peak_bytes = peak->get<double>();
-    if (auto phases = msg.find("phases_s"); phases != msg.end() && phases->is_object()) {
-      for (const auto& [phase, seconds] : phases->items()) {
-        if (seconds.is_number()) reply.phases[phase] = seconds.get<double>();
-      }
-    }
+    if (auto phases = msg.find("phases_s"); phases != msg.end()) reply.phases = phases_from_json(*phases);
     if (ok) {
       reply.result = msg.contains("result") ? msg["result"] : json();
       return reply;

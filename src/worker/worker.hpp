@@ -54,6 +54,10 @@ struct Reply {
   bool ok() const { return status == Status::ok; }
 };
 
+/// A reply's or a record's "phases_s" ({phase: seconds}) as a map; entries that are not numbers are left out,
+/// and anything but an object gives an empty map.
+std::map<std::string, double> phases_from_json(const nlohmann::json& phases_s);
+
 /// Time spent in one kind of request, from the engine's side (send to reply, or to the timeout or death).
 struct RequestTime {
   int requests = 0;    ///< requests of this op, failed ones included

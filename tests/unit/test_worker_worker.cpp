@@ -329,3 +329,9 @@ TEST(Worker, SeesOnlyTheGpuItIsGiven) {
   std::string env((std::istreambuf_iterator<char>(environ)), std::istreambuf_iterator<char>());
   EXPECT_NE(env.find(std::string("CUDA_VISIBLE_DEVICES=GPU-1f2e") + '\0'), std::string::npos);
 }
+
+TEST(Worker, PhasesFromJsonKeepOnlyNumbers) {
+  EXPECT_EQ(phases_from_json({{"a", 1.5}, {"b", "x"}, {"c", 2}}), (std::map<std::string, double>{{"a", 1.5}, {"c", 2.0}}));
+  EXPECT_TRUE(phases_from_json(json::array({1, 2})).empty());
+  EXPECT_TRUE(phases_from_json(json()).empty());
+}

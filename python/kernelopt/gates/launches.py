@@ -418,7 +418,7 @@ class _Check:
             rec = _state(state)
             loaded.append((i, rec))
             run = {"seed": seed, "launch": i, "source": source, "error": None, "tensors": []}
-            with phase("check.compare"):
+            with phase("check.model_runs"):  # the original and the candidate on a copy each, compared
                 pair = self.both(run, rec)
             self.model.append(run)
             if pair is None:

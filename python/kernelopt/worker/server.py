@@ -113,8 +113,9 @@ def main():
         peak = _peak()
         if peak is not None:
             resp["peak_bytes"] = peak
-        if op is not None and phases.seconds():
-            resp["phases_s"] = phases.seconds()
+        spent = phases.seconds() if op is not None else None
+        if spent:
+            resp["phases_s"] = spent
         proto_out.write(json.dumps(resp, default=_json_default) + "\n")
         if out_of_memory:
             _release_memory()  # outside the handler: the exception's frames no longer hold the op's tensors

@@ -61,24 +61,10 @@ def _outputs(compiled, inputs):
         return [t.clone() for t in flatten(compiled(*inputs))]
 
 
-def _first_call(default, decided, problem, path, seed, device, settings):
-    """Each compiled model's first call (its compile) on the seed's inputs, timed as its own phase. A call that
-    raises is left to correctness_runs, which calls it again and records the error per seed, as without this;
-    out of memory or a lost CUDA context is raised (the server answers them as the device's failures)."""
-    try:
-        inputs = make_inputs(problem, path, seed, device)
-        with phase("decide.compile_default"):
-            _outputs(default, inputs)
-        with phase("decide.compile_decision"):
-            _outputs(decided, decision_inputs(inputs, settings))
-    except Exception as exc:
-        if device_failure(exc):
-            raise  # the device's, not the decision's: the server answers it as such
-
-
 def correctness_runs(model, default, decided, problem, path, seeds, device, settings, tolerances):
     """model_check's evidence per seed: the decision's outputs vs torch.compile default's, both vs the
-    float64 reference where they differ (gates/outputs.compare_outputs, as gate 3)."""
+    float64 reference where they differ (gates/outputs.compare_outputs, as gate 3). Each model compiles at its
+    first call, the first seed's: those two calls are their own phases (the compiles' cost in phases_s)."""
     from kernelopt.gates.outputs import compare_outputs
     from kernelopt.problem import describe
     runs = []
@@ -86,8 +72,11 @@ def correctness_runs(model, default, decided, problem, path, seeds, device, sett
         run = {"seed": seed, "error": None, "outputs": []}
         try:
             inputs = make_inputs(problem, path, seed, device)
-            base = _outputs(default, inputs)
-            cand = _outputs(decided, decision_inputs(inputs, settings))
+            first = seed == seeds[0]
+            with phase("decide.compile_default" if first else "decide.correctness"):
+                base = _outputs(default, inputs)
+            with phase("decide.compile_decision" if first else "decide.correctness"):
+                cand = _outputs(decided, decision_inputs(inputs, settings))
             run["outputs"] = compare_outputs(base, cand, tolerances,
                                              lambda seed=seed: reference(model, problem, path, seed, device),
                                              error_line=describe)
@@ -168,9 +157,6 @@ def op_decide(args):
     default = torch.compile(copy.deepcopy(model))
     decided = compile_model(copy.deepcopy(model), settings)
     try:
-        # each compiles at its first call: made here on the first seed, so that the phases say what the
-        # decision's compile costs (phases_s in the reply; the engine sums them in the report's cost)
-        _first_call(default, decided, problem, path, seeds[0], device, settings)
         with phase("decide.correctness"):
             result["runs"] = correctness_runs(model, default, decided, problem, path, seeds, device, settings,
                                               args["tolerances"])
