@@ -91,6 +91,19 @@ def test_a_repeat_that_raises_is_a_run_error():
     assert bad["error"] == "RuntimeError: illegal memory access"
 
 
+@pytest.mark.parametrize("failure", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+                                     RuntimeError("CUDA error: an illegal memory access was encountered")])
+def test_a_launch_the_device_failed_is_raised_not_recorded_against_the_candidate(failure):
+    # out of memory is the device's (the server answers it so: the engine retries on fewer seeds, a
+    # `resource` verdict); a lost context would fail every later launch of the process (the server restarts it)
+    def failing(c):
+        raise failure
+    with pytest.raises(type(failure)):
+        check_launches(records(), exact, failing, NAMES, TOL, repeats=2)
+    with pytest.raises(type(failure)):
+        check_launches(records(), failing, exact, NAMES, TOL, repeats=2)
+
+
 def test_launch_copies_keep_the_layout_inductor_baked_into_the_kernel():
     # Inductor passes slices of a wider buffer (a torch.cat's parts) and bakes their strides into
     # the kernel; a compacting .clone() would make it index past the copy (two level-3 problems lost
@@ -363,3 +376,19 @@ def test_a_kernel_s_own_stores_declare_its_outputs_whatever_their_names():
     assert len([run for run in r["runs"] if run["source"] == "stale" and any(t["mismatches"] for t in run["tensors"])]) == 3
     blind = check_launches(answered_records(), exact, nothing, names, TOL, repeats=1)
     assert not [run for run in blind["runs"] if run["source"] == "stale"]  # what the declaration adds
+
+
+def test_gate_3_records_a_reference_that_raised_but_raises_the_device_running_out():
+    from kernelopt.gates.outputs import compare_outputs
+    base, cand = [torch.zeros(4)], [torch.ones(4)]  # differ: the float64 reference is asked for
+
+    def reference_raising(exc):
+        def reference():
+            raise exc
+        return reference
+    line = lambda exc: f"{type(exc).__name__}: {exc}"  # noqa: E731
+    (out,) = compare_outputs(base, cand, TOL, reference_raising(ValueError("bad shapes")), error_line=line)
+    assert out["matches_baseline"] is False and out["reference_error"] == "ValueError: bad shapes"
+    with pytest.raises(torch.OutOfMemoryError):
+        compare_outputs(base, cand, TOL, reference_raising(torch.OutOfMemoryError("CUDA out of memory")),
+                        error_line=line)

@@ -30,6 +30,7 @@ from kernelopt.gates.compare import _num, _unravel, chunk_pairs, compare_tensors
 # launch-state copies live with the launches (kernels.py); gate 2's callers reach them here too
 from kernelopt.device.kernels import GUARD_FILL, clone_values, restore_storage  # noqa: F401 (the triton input kind uses restore_storage)
 from kernelopt.worker.phases import phase
+from kernelopt.worker.failures import device_failure
 
 DEFAULT_REPEATS = 3
 # Inductor names the arguments a kernel writes out_ptr<N> (written) and in_out_ptr<N> (read, then written)
@@ -395,6 +396,8 @@ class _Check:
                 kernel(state)
             self.sync()
         except Exception as exc:
+            if device_failure(exc):
+                raise  # the device's, not the candidate's: the server answers it as such
             run["error"] = self.error_line(exc)
             return None
         return state

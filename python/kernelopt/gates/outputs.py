@@ -2,6 +2,7 @@
 the baseline's at the dtype's tolerance, and, where they differ, each against a float64 reference
 (the engine then asks whether the candidate is at least as close to it as the baseline)."""
 from kernelopt.gates.compare import compare_tensors, error_vs_reference, specials_vs_reference, tolerance_for
+from kernelopt.worker.failures import device_failure
 
 
 def compare_outputs(base_out, cand_out, tolerances, reference=None, error_line=None):
@@ -26,7 +27,7 @@ def compare_outputs(base_out, cand_out, tolerances, reference=None, error_line=N
                     out["ref_special_baseline"] = specials_vs_reference(b, ref[i])
                     out["ref_special_candidate"] = specials_vs_reference(c, ref[i])
             except Exception as exc:
-                if error_line is None:
+                if error_line is None or device_failure(exc):
                     raise
                 out["reference_error"] = error_line(exc)
         outs.append(out)

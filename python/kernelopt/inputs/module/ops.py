@@ -12,6 +12,7 @@ from kernelopt.artifact.inductor import parse_module
 from kernelopt.device.info import NoGpuError, versions
 from kernelopt.problem import file_hash
 from kernelopt.library.fingerprint import device_name, inductor_fingerprints
+from kernelopt.worker.failures import device_failure
 
 _MODULE_CACHE = {}
 _PARSED = {}  # (path, mtime_ns, size) -> (text, artifact): a module file is read and parsed once per version
@@ -228,6 +229,8 @@ def _model_run(s, module, cand, seed, tolerances):
             cand_out = flatten(cand.call(K.clone_args(s.call_args(module, seed))))
         synchronize()
     except Exception as exc:
+        if device_failure(exc):
+            raise  # the device's, not the candidate's: the server answers it as such
         run["error"] = f"{type(exc).__name__}: {exc}"[:500]
         return run
     reference = (lambda: s.reference(seed)) if len(s.modules) == 1 else None

@@ -24,6 +24,7 @@ import torch
 from kernelopt.device import kernels as K
 from kernelopt.artifact.inductor import parse_module
 from kernelopt.problem import build_model, describe, file_hash, flatten, load_problem, make_inputs, problem_work  # noqa: F401 (flatten: the ops use it from here)
+from kernelopt.worker.failures import device_failure
 
 _SESSIONS = {}
 
@@ -152,6 +153,8 @@ class Session:
             with torch.no_grad():
                 return self._compiled(*inputs)
         except Exception as exc:
+            if device_failure(exc):
+                raise  # answered as the device's (out of memory: the engine retries on fewer seeds)
             raise CaptureError(f"torch.compile failed on {os.path.basename(self.problem_path)}: "
                                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
         finally:

@@ -5,6 +5,7 @@ import sys
 
 from kernelopt.artifact.triton_file import KIND, parse_artifact, parse_file
 from kernelopt.problem import ProblemError, file_hash
+from kernelopt.worker.failures import device_failure
 from kernelopt.inputs.triton.session import (_SESSIONS, _arg_names, _bandwidth, _call_inputs, _checks, _error_line,
                                              _inputs, _interleaved, _kernel_obj, _load_cached, _on_gpu, _read, _restore,
                                              _sync, _torch, device_of, flatten, get_session, interpreting, load_file)
@@ -136,6 +137,8 @@ def _model_runs(s, cand_mod, tolerances):
                 cand_out = flatten(cand_mod.launch(*_call_inputs(s.inputs[seed])))
             _sync(s.device)
         except Exception as exc:
+            if device_failure(exc):
+                raise  # the device's, not the candidate's: the server answers it as such
             run["error"] = _error_line(exc)
             runs.append(run)
             continue

@@ -31,6 +31,7 @@ import uuid
 
 from kernelopt.artifact.triton_file import CONVENTION, _artifact, parse_file
 from kernelopt.problem import ProblemError, describe, file_hash, flatten, make_inputs
+from kernelopt.worker.failures import device_failure
 
 _SESSIONS = {}
 _MODULES = {}
@@ -287,6 +288,8 @@ class Session:
                     out = self.mod.launch(*_call_inputs(self.inputs[seed]))
                 _sync(self.device)
             except Exception as exc:
+                if device_failure(exc):
+                    raise  # answered as the device's (out of memory: the engine retries on fewer seeds)
                 raise ProblemError(f"{self.path}: launch(*get_inputs()) raised {describe(exc)} (seed {seed})") from None
             finally:
                 self._unhook(hooks)
