@@ -1,0 +1,29 @@
+"""bench/gpu/modes.py, the survey of torch.compile's modes, run for real on the CPU (a tiny problem, the default
+mode only: CUDA graphs need a GPU; the wall-clock timings mean nothing and are not asserted)."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "bench", "gpu", "modes.py")
+TINY = os.path.join(ROOT, "tests", "gpu", "problems_tiny_softmax.py")
+
+
+def test_modes_survey_records_each_mode_and_what_it_could_not_reach(tmp_path):
+    missing = str(tmp_path / "missing_problem.py")
+    proc = subprocess.run([sys.executable, SCRIPT, str(tmp_path), TINY, missing, "--device", "cpu",
+                           "--modes", "default,no-such-mode", "--trials", "2"], capture_output=True, text=True,
+                          timeout=600, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.load(open(tmp_path / "modes.json"))
+    assert record["modes"] == ["default", "no-such-mode"] and record["device"] == "cpu"
+    tiny = record["problems"]["gpu/problems_tiny_softmax.py"]
+    assert tiny["eager_ms"] > 0 and tiny["modes"]["default"]["ms"] > 0
+    assert tiny["modes"]["default"]["compile_s"] >= 0
+    # a mode torch.compile refuses is that mode's error, not the problem's
+    assert "Unrecognized mode=no-such-mode" in tiny["modes"]["no-such-mode"]["error"]
+    assert "ms" not in tiny["modes"]["no-such-mode"]
+    # a problem that cannot load is its row's error; the survey goes on
+    assert record["problems"][f"{tmp_path.name}/missing_problem.py"]["error"].startswith("exit 1")
+    assert "gpu/problems_tiny_softmax.py: eager" in proc.stdout
