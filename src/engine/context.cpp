@@ -19,9 +19,11 @@ json Context::request(const std::string& op, const json& args) {
   return r.result;
 }
 
-worker::Reply Context::ask(const std::string& op, const json& args) {
+worker::Reply Context::ask(const std::string& op, const json& args) { return ask(op, args, timeout_ms()); }
+
+worker::Reply Context::ask(const std::string& op, const json& args, int wait_ms) {
   json full = args;
-  worker::Reply r = worker.request(op, full, timeout_ms());
+  worker::Reply r = worker.request(op, full, wait_ms);
   const json seeds = full.value("seeds", json());
   if (r.ok() || r.kind != "out_of_memory" || !seeds.is_array() || seeds.size() < 2) return r;
   // Fewer inputs alive at once: one seed's evidence is still evidence. The run's later ops on the captured
@@ -30,7 +32,7 @@ worker::Reply Context::ask(const std::string& op, const json& args) {
                seeds.front().dump());
   if (base_args.is_object() && base_args.value("seeds", json()) == seeds) base_args["seeds"] = json::array({seeds.front()});
   full["seeds"] = json::array({seeds.front()});
-  return worker.request(op, full, timeout_ms());
+  return worker.request(op, full, wait_ms);
 }
 
 }  // namespace kernelopt::engine

@@ -62,6 +62,8 @@ struct Context {
   /// on several seeds that runs out of the device's memory is asked again on the first seed alone, and
   /// base_args keeps to that seed from then on.
   worker::Reply ask(const std::string& op, const nlohmann::json& args);
+  /// The same, waiting up to wait_ms rather than the run's --timeout.
+  worker::Reply ask(const std::string& op, const nlohmann::json& args, int wait_ms);
   int timeout_ms() const { return options.request_timeout_s * 1000; }
 };
 

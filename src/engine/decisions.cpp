@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -253,7 +255,16 @@ std::int64_t record_outcome(Context& ctx, const DecisionOutcome& o) {
   return rec.id;
 }
 
-DecisionOutcome try_decision(Context& ctx, const Decision& d) {
+DecisionOutcome skipped(DecisionOutcome o, const std::string& why) {
+  o.status = "skipped";
+  o.why = why;
+  return o;
+}
+
+/// One decide request, waiting up to left_s when the search's allowance leaves less than the run's --timeout
+/// (left_s <= 0: no allowance): a decision the allowance stops is skipped, not rejected (the worker was
+/// stopped mid-compile; the next request starts a fresh one).
+DecisionOutcome try_decision(Context& ctx, const Decision& d, double left_s) {
   DecisionOutcome o{d.name, d.settings, "", "", "", std::nullopt, json::object()};
   const verify::Verdict st = decision_static_gate(d.settings);
   if (!st.passed) return rejected(o, "static", st.reason);
@@ -261,10 +272,17 @@ DecisionOutcome try_decision(Context& ctx, const Decision& d) {
   args["decision"] = {{"name", d.name}, {"settings", d.settings}};
   args["tolerances"] = ctx.options.tolerances_json();
   args["trials"] = ctx.options.gate_trials;
+  const bool allowance_first = left_s > 0 && left_s * 1000 < ctx.timeout_ms();
+  const int wait_ms = allowance_first ? static_cast<int>(std::ceil(left_s * 1000)) : ctx.timeout_ms();
   const auto start = std::chrono::steady_clock::now();
-  const worker::Reply r = ctx.ask("decide", args);
+  const worker::Reply r = ctx.ask("decide", args, wait_ms);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  DecisionOutcome judged = r.ok() ? judge_decision(d, r.result) : rejected(o, "worker", r.error);
+  DecisionOutcome judged = r.ok()                                                  ? judge_decision(d, r.result)
+                           : allowance_first && r.status == worker::Status::timeout
+                               ? skipped(o, fmt::format("stopped: not done in the {:.0f} s left of the decision "
+                                                        "search's {} s (--decisions-seconds)",
+                                                        left_s, ctx.options.decisions_seconds))
+                               : rejected(o, "worker", r.error);
   judged.seconds = seconds;
   judged.phases = r.phases;
   return judged;
@@ -272,9 +290,15 @@ DecisionOutcome try_decision(Context& ctx, const Decision& d) {
 
 }  // namespace
 
-DecisionSearch search_decisions(Context& ctx) {
-  spdlog::info("[0/5] whole-model decisions: {} to try, then up to {} compositions of those that pass",
-               decision_space().size() - 1, kMaxCompositions);
+DecisionSearch search_decisions(Context& ctx, const std::function<double()>& elapsed_s) {
+  const int allowance = ctx.options.decisions_seconds;
+  spdlog::info("[0/5] whole-model decisions: {} to try, then up to {} compositions of those that pass{}",
+               decision_space().size() - 1, kMaxCompositions,
+               allowance > 0 ? fmt::format(", within {} s (--decisions-seconds)", allowance) : "");
+  const auto start = std::chrono::steady_clock::now();
+  const std::function<double()> elapsed = elapsed_s ? elapsed_s : [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   DecisionSearch search;
   std::map<std::string, std::int64_t> ids;  // decision -> its store row, for those judged in this invocation
   std::map<std::string, Decision> tried;    // every decision by name, compositions included
@@ -282,7 +306,16 @@ DecisionSearch search_decisions(Context& ctx) {
   auto judge = [&](const Decision& d) {
     tried[d.name] = d;
     auto recorded = ctx.continuing ? recorded_outcome(ctx, d.name) : std::nullopt;
-    DecisionOutcome o = recorded ? *recorded : try_decision(ctx, d);
+    // not started once the allowance is spent (max-autotune's template benchmarking took 122 s of a 159 s
+    // search on an H200: bench/results/2026-12-07-decisions-h200)
+    const double left = allowance > 0 ? allowance - elapsed() : 0.0;
+    DecisionOutcome o = recorded                       ? *recorded
+                        : allowance > 0 && left <= 0.0 ? skipped({d.name, d.settings, "", "", "", std::nullopt,
+                                                                  json::object()},
+                                                                 fmt::format("not tried: the decision search's {} s "
+                                                                             "were spent (--decisions-seconds)",
+                                                                             allowance))
+                                                       : try_decision(ctx, d, left);
     if (!recorded) ids[d.name] = record_outcome(ctx, o);
     if (o.speedup) {
       // the decision's own compile, where the worker said (its phases): what the search's time is mostly made of

@@ -10,6 +10,7 @@
 /// that writes its inputs is refused); 4, performance (bootstrap interval of default/decision above 1).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -82,8 +83,10 @@ struct DecisionSearch {
 
 /// Every decision through the gates (one `decide` request each; progress lines), then up to two compositions
 /// (compose) of the fastest passing one with the next passing ones, each verdict recorded in the store; the
-/// fastest that passed is kept. A resumed run reuses the decisions its store already judged.
-DecisionSearch search_decisions(Context& ctx);
+/// fastest that passed is kept. A resumed run reuses the decisions its store already judged. With
+/// options.decisions_seconds > 0, a decision not started within that allowance (elapsed_s: seconds since the
+/// search began; default the steady clock) or not finished within what was left of it is skipped.
+DecisionSearch search_decisions(Context& ctx, const std::function<double()>& elapsed_s = {});
 
 /// `--decisions`: the search, the kept decision written into the run directory's manifest and its settings
 /// into every later request on the problem (`compile_settings` in ctx.base_args, except for `default`);

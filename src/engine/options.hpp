@@ -45,6 +45,8 @@ struct OptimizeOptions {
   int coder_candidates = 3;                  ///< candidates asked of the Coder per kernel
   int repair_rounds = 2;                     ///< Repairer rounds per failed LLM candidate lineage
   bool decisions = false;                    ///< search whole-model decisions before the kernels (engine/decisions.hpp)
+  int decisions_seconds = 60;                ///< the decision search's time allowance, s (0 = none): a decision
+                                             ///< not started or not finished within it is skipped
   bool resume = false;                       ///< continue the run recorded in out_dir (kernelopt resume)
   std::string gpus = "1";                    ///< workers searching kernels at once, one per GPU: N or "all"
 

@@ -25,7 +25,10 @@ json saved_options(const OptimizeOptions& o) {
           {"input_kind", o.input_kind}, {"llm", agents::to_json(o.llm)}, {"coder_candidates", o.coder_candidates},
           {"repair_rounds", o.repair_rounds}, {"helion_kernel", o.helion_kernel},
           {"helion_autotune", o.helion_autotune}, {"gpus", o.gpus}};
-  if (o.decisions) j["decisions"] = true;  // absent without --decisions: options.json as before
+  if (o.decisions) {  // absent without --decisions: options.json as before
+    j["decisions"] = true;
+    j["decisions_seconds"] = o.decisions_seconds;
+  }
   return j;
 }
 
@@ -103,6 +106,7 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
     o.half_rtol = f.has("half_rtol") ? f.tolerance("half_rtol") : o.half_rtol;
     o.check_repeats = f.get<int>("check_repeats", 3);
     o.decisions = f.get<bool>("decisions", false);
+    o.decisions_seconds = f.get<int>("decisions_seconds", 0);  // runs from before the allowance had none
     o.budget = f.get<int>("budget");
     o.gate_top_k = f.get<int>("gate_top_k");
     o.screen_trials = f.get<int>("screen_trials");

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -148,12 +150,21 @@ class DecideWorker final : public engine::WorkerLink {
  public:
   std::map<std::string, std::pair<double, double>> times;
   std::vector<std::string> asked;
-  worker::Reply request(const std::string& op, const json& args, int) override {
+  std::vector<int> waits_ms;      // how long the engine said it would wait for each request
+  std::set<std::string> hanging;  // decisions whose request times out (a compile that never ends)
+  worker::Reply request(const std::string& op, const json& args, int timeout_ms) override {
     EXPECT_EQ(op, "decide");
     EXPECT_EQ(worker::protocol_violation(op, "args", args), "") << args.dump();
     const std::string name = args["decision"]["name"];
     asked.push_back(name);
+    waits_ms.push_back(timeout_ms);
     worker::Reply r;
+    if (hanging.count(name)) {
+      r.status = worker::Status::timeout;
+      r.kind = "timeout";
+      r.error = "no reply within the timeout";
+      return r;
+    }
     auto it = times.find(name);
     r.result = it == times.end() ? evidence(name, 1.0, 1.0) : evidence(name, it->second.first, it->second.second);
     if (name == "cudagraphs" && args["device"] == "cpu") r.result["skipped"] = "CUDA graphs need a CUDA device";
@@ -182,11 +193,12 @@ class DecisionSearch : public ::testing::Test {
     store_.reset();
     fs::remove_all(dir_);
   }
-  engine::DecisionSearch search(const std::string& device, bool continuing) {
+  engine::DecisionSearch search(const std::string& device, bool continuing,
+                                const std::function<double()>& elapsed_s = {}) {
     engine::Context ctx{options_, engine::input_kind_named("module"), worker_, *store_, run_id_, dir_,
                         {{"problem", "net.py"}, {"device", device}, {"seeds", {0, 1, 2}}, {"input_kind", "module"}}};
     ctx.continuing = continuing;
-    return engine::search_decisions(ctx);
+    return engine::search_decisions(ctx, elapsed_s);
   }
   engine::OptimizeOptions options_;
   DecideWorker worker_;
@@ -372,4 +384,54 @@ TEST_F(DecisionSearch, ASkippedDecisionIsStoredAsSkippedAndResumesAsSkipped) {
       EXPECT_EQ(o.status, "skipped");
     }
   }
+}
+
+namespace {
+
+const engine::DecisionOutcome& outcome_of(const engine::DecisionSearch& s, const std::string& name) {
+  for (const auto& o : s.outcomes) {
+    if (o.name == name) return o;
+  }
+  throw std::runtime_error("no outcome for " + name);
+}
+
+}  // namespace
+
+TEST_F(DecisionSearch, TheAllowanceBoundsEachRequestAndSkipsWhatItCannotStart) {
+  options_.decisions_seconds = 60;
+  worker_.times = {{"freezing", {2.0, 1.5}}};
+  // each decide request takes 25 s of the search's clock: 0, 25, 50 s at the first three starts, 75 s at the fourth
+  const auto s = search("cuda", false, [this] { return 25.0 * static_cast<double>(worker_.asked.size()); });
+  ASSERT_EQ(worker_.asked, (std::vector<std::string>{"cudagraphs", "freezing", "channels_last"}));
+  // the first waits the allowance (60 s is under --timeout's 900 s), the next what is left of it
+  EXPECT_EQ(worker_.waits_ms, (std::vector<int>{60000, 35000, 10000}));
+  EXPECT_EQ(s.kept.name, "freezing");  // judged within the allowance, kept on its merits
+  for (const char* name : {"combo_kernels", "coordinate_descent", "max_autotune", "cudagraphs_max_autotune"}) {
+    const auto& o = outcome_of(s, name);
+    EXPECT_EQ(o.status, "skipped") << name;
+    EXPECT_EQ(o.why, "not tried: the decision search's 60 s were spent (--decisions-seconds)") << name;
+    EXPECT_FALSE(o.seconds.has_value()) << name;
+  }
+  // skipped rows are recorded like the others (a resumed run reads them back)
+  EXPECT_EQ(store_->candidates(run_id_).size(), engine::decision_space().size() - 1);
+}
+
+TEST_F(DecisionSearch, ADecisionTheAllowanceStopsIsSkippedNotRejected) {
+  options_.decisions_seconds = 60;
+  worker_.hanging = {"max_autotune"};
+  const auto s = search("cuda", false, [] { return 20.0; });  // 40 s left at every start
+  const auto& o = outcome_of(s, "max_autotune");
+  EXPECT_EQ(o.status, "skipped");
+  EXPECT_EQ(o.why, "stopped: not done in the 40 s left of the decision search's 60 s (--decisions-seconds)");
+  ASSERT_TRUE(o.seconds.has_value());
+  // a request that outlives the run's own --timeout (shorter than what the allowance leaves) is the worker's failure
+  options_.decisions_seconds = 0;
+  options_.request_timeout_s = 30;
+  worker_.asked.clear();
+  worker_.waits_ms.clear();
+  const auto t = search("cuda", false);
+  EXPECT_EQ(outcome_of(t, "max_autotune").status, "rejected");
+  EXPECT_EQ(outcome_of(t, "max_autotune").gate, "worker");
+  for (int w : worker_.waits_ms) EXPECT_EQ(w, 30000);  // no allowance: every request waits --timeout
+  EXPECT_EQ(worker_.asked.size(), engine::decision_space().size() - 1);
 }

@@ -60,7 +60,7 @@ std::vector<std::string> child_args(const bench::BenchOptions& c) {
   a.insert(a.end(), same.begin(), same.end());
   if (!c.filter.empty()) a.insert(a.end(), {"--filter", c.filter});
   if (c.level > 0) a.insert(a.end(), {"--level", std::to_string(c.level)});
-  if (p.decisions) a.push_back("--decisions");
+  if (p.decisions) a.insert(a.end(), {"--decisions", "--decisions-seconds", std::to_string(p.decisions_seconds)});
   return a;
 }
 
@@ -109,6 +109,9 @@ Runner add_bench(CLI::App& app) {
   sub->add_flag("--decisions", o->optimize.decisions,
                 "each problem is run without, then with whole-model decisions (optimize --decisions); the rows "
                 "add torch.compile default, the best torch.compile mode, kernelopt without and with decisions");
+  sub->add_option("--decisions-seconds", o->optimize.decisions_seconds,
+                  "with --decisions: seconds each problem's decision search may take (0 = no limit)")
+      ->capture_default_str()->check(CLI::Range(0, 86400));
   sub->add_option("--timeout", o->optimize.request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
   sub->add_option("-o,--out", o->out_dir, "bench directory (runs/, bench.json, bench.md, bench.html); rerun to resume")->required();
