@@ -36,9 +36,12 @@ Families:
                 did not (a 4x4 stride-1 max-pool: 4 of its 16 loads per output).
   channel_copy  The NCHW -> channels-last copy before a convolution with C = 3 (to 8, not a power of two)
                 channels (channel_copy.py): the channel as the tile's last axis, so each warp's store is contiguous.
+  block_online  An online softmax's running max and sum (cross entropy, softmax and log-softmax over long rows)
+                kept per row and updated a block at a time (block_online.py): one exp per element, not two.
   outer_loop    A pointwise kernel over outer x inner indices whose inner-indexed operands exceed L2 (a layer norm's
                 affine over C x H x W, outer_loop.py): each program loops over the outer index, those loads once.
 """
+from kernelopt.coder.block_online import block_online
 from kernelopt.coder.channel_copy import channel_copy
 from kernelopt.coder.common import NotApplicable  # noqa: F401 (callers import it from here)
 from kernelopt.coder.lse_scan import lse_scan
@@ -48,7 +51,8 @@ from kernelopt.coder.reverse_pass import reverse_pass
 from kernelopt.coder.row_stream import row_stream_reversed
 from kernelopt.coder.window_rows import window_rows
 
-FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy", "outer_loop")
+FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy", "outer_loop",
+            "block_online")
 
 
 def op_rewrite(args):
@@ -73,6 +77,8 @@ def op_rewrite(args):
                 code, meta, notes = channel_copy(source)
             elif family == "outer_loop":
                 code, meta, notes = outer_loop(source)
+            elif family == "block_online":
+                code, meta, notes = block_online(source)
             else:
                 raise NotApplicable(f"unknown rewrite family {family!r}")
         except NotApplicable as exc:
