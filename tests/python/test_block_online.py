@@ -176,3 +176,27 @@ def test_block_online_declines_what_it_does_not_understand_with_a_reason():
     not_tile = source.replace("_tmp3_sum = tl.zeros([XBLOCK, R0_BLOCK], tl.float32)", "_tmp3_sum = tl.zeros([XBLOCK, R0_BLOCK], tl.float64)")
     with pytest.raises(NotApplicable, match="does not start as one 0 tile"):
         block_online(not_tile)
+
+
+def test_a_two_pass_softmax_also_gets_block_online_then_reverse_pass():
+    k, source, header = captured(SOFTMAX_FP16)
+    got = op_rewrite({"source": source, "reduction_hint": "INNER", "max_row": 16384})
+    families = [c["family"] for c in got["candidates"]]
+    assert families == ["reverse_pass", "block_online", "block_online+reverse_pass"], families
+    both = got["candidates"][-1]
+    assert "online_softmax_combine" not in both["code"] and both["notes"].startswith("block online")
+    # the composition runs and gives the captured kernel's output (the reversed second pass included)
+    rows, cols = 4, 32
+    rewritten = jit_of(runnable(header + both["code"], rows, cols), k["name"])
+    original = jit_of(runnable(source, rows, cols), k["name"])
+    x = special_rows(5, cols, torch.float16, seed=3)[1:]
+    outs = []
+    for jit in (rewritten, original):
+        y = torch.full((rows, cols), 7.0, dtype=torch.float16)
+        jit[(rows,)](x, y, rows, cols, XBLOCK=1, R0_BLOCK=8)
+        outs.append(y.float())
+    same_or_close(outs[0], outs[1], rtol=2e-3)
+    # a kernel block_online does not touch gets no composition
+    _, cross_entropy, _ = captured(CROSS_ENTROPY)
+    assert [c["family"] for c in op_rewrite({"source": cross_entropy, "reduction_hint": "INNER",
+                                             "max_row": 16384})["candidates"]] == ["block_online"]

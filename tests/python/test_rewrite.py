@@ -179,10 +179,14 @@ def test_rewrite_declines_rows_that_are_not_contiguous():
     _, text = kernel_function("softmax", "triton_red_")
     for hint in ("OUTER", "OUTER_TINY", "DEFAULT", ""):
         result = TABLE["rewrite"]({"source": text, "reduction_hint": hint})
-        assert [c["family"] for c in result["candidates"]] == ["reverse_pass", "row_stream"], hint  # any layout
+        assert [c["family"] for c in result["candidates"]] == ["reverse_pass", "row_stream", *ONLINE], hint  # any layout
         assert result["skipped"][0]["family"] == "resident_row" and "not contiguous" in result["skipped"][0]["why"]
     result = TABLE["rewrite"]({"source": text, "reduction_hint": "INNER"})
-    assert [c["family"] for c in result["candidates"]] == ["resident_row", "reverse_pass", "row_stream"]
+    assert [c["family"] for c in result["candidates"]] == ["resident_row", "reverse_pass", "row_stream", *ONLINE]
+
+
+# an online softmax (this fixture's first pass): block_online, and the two-pass families again on its output
+ONLINE = ["block_online", "block_online+reverse_pass", "block_online+row_stream"]
 
 
 def test_rewrite_declines_rows_that_do_not_fit_and_dynamic_rows():

@@ -55,32 +55,42 @@ FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_ro
             "block_online")
 
 
+# families that change a kernel's other passes, tried again on block_online's output: its first pass no longer
+# bound by exps, the second pass's re-read of each row from memory is what is left (long-row softmax)
+AFTER_BLOCK_ONLINE = ("reverse_pass", "row_stream")
+
+
+def _apply(family, source, args):
+    """(code, meta, notes) of one family on source, else NotApplicable."""
+    if family == "resident_row":
+        return resident_row(source, args["max_row"], args["reduction_hint"])
+    if family == "reverse_pass":
+        return reverse_pass(source)
+    if family == "row_stream":
+        return row_stream_reversed(source)
+    if family == "lse_scan":
+        return lse_scan(source, args.get("aten_ops"))
+    if family == "window_rows":
+        return window_rows(source)
+    if family == "channel_copy":
+        return channel_copy(source)
+    if family == "outer_loop":
+        return outer_loop(source)
+    if family == "block_online":
+        return block_online(source)
+    raise NotApplicable(f"unknown rewrite family {family!r}")
+
+
 def op_rewrite(args):
     """{source, reduction_hint, aten_ops?, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
-    skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored)."""
+    skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored). Where block_online
+    applies, each of AFTER_BLOCK_ONLINE that is wanted is tried on its output too ("block_online+reverse_pass")."""
     source = args["source"]
     wanted = args.get("families") or list(FAMILIES)
     out = {"candidates": [], "skipped": []}
     for family in wanted:
         try:
-            if family == "resident_row":
-                code, meta, notes = resident_row(source, args["max_row"], args["reduction_hint"])
-            elif family == "reverse_pass":
-                code, meta, notes = reverse_pass(source)
-            elif family == "row_stream":
-                code, meta, notes = row_stream_reversed(source)
-            elif family == "lse_scan":
-                code, meta, notes = lse_scan(source, args.get("aten_ops"))
-            elif family == "window_rows":
-                code, meta, notes = window_rows(source)
-            elif family == "channel_copy":
-                code, meta, notes = channel_copy(source)
-            elif family == "outer_loop":
-                code, meta, notes = outer_loop(source)
-            elif family == "block_online":
-                code, meta, notes = block_online(source)
-            else:
-                raise NotApplicable(f"unknown rewrite family {family!r}")
+            code, meta, notes = _apply(family, source, args)
         except NotApplicable as exc:
             out["skipped"].append({"family": family, "why": str(exc)})
             continue
@@ -88,4 +98,12 @@ def op_rewrite(args):
             out["skipped"].append({"family": family, "why": f"the kernel does not parse: {exc.msg}"})
             continue
         out["candidates"].append({"family": family, "code": code, "meta": meta, "notes": notes})
+    online = next((c for c in out["candidates"] if c["family"] == "block_online"), None)
+    for family in (f for f in AFTER_BLOCK_ONLINE if online and f in wanted):
+        try:
+            code, meta, notes = _apply(family, online["code"], args)
+        except NotApplicable:
+            continue  # said already, or said for the kernel as captured
+        out["candidates"].append({"family": f"block_online+{family}", "code": code, "meta": {**online["meta"], **meta},
+                                  "notes": f"{online['notes']}; then {notes}"})
     return out
