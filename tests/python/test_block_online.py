@@ -14,7 +14,7 @@ pytest.importorskip("triton")
 
 from kernelopt.artifact.inductor import parse_module  # noqa: E402
 from kernelopt.artifact.static import analyze_source  # noqa: E402
-from kernelopt.coder.block_online import block_online  # noqa: E402
+from kernelopt.coder.block_online import block_online, lane_online  # noqa: E402
 from kernelopt.coder.rewrite import NotApplicable, op_rewrite  # noqa: E402
 from kernelopt.device import kernels  # noqa: E402
 
@@ -155,10 +155,11 @@ def test_every_captured_online_softmax_is_rewritten_or_declined_with_a_reason():
             kernel = src.encode()[s:e].decode()
             if "online_softmax_combine" not in kernel:
                 continue
-            got = op_rewrite({"source": kernel, "families": ["block_online"]})
+            got = op_rewrite({"source": kernel, "families": ["block_online", "lane_online"]})
             if got["candidates"]:
                 applied += 1
-                assert "online_softmax_combine" not in got["candidates"][0]["code"]
+                assert [c["family"] for c in got["candidates"]] == ["block_online", "lane_online"]
+                assert all("online_softmax_combine" not in c["code"] for c in got["candidates"])
             else:
                 declined += 1
                 assert got["skipped"][0]["why"]
@@ -182,8 +183,9 @@ def test_a_two_pass_softmax_also_gets_block_online_then_reverse_pass():
     k, source, header = captured(SOFTMAX_FP16)
     got = op_rewrite({"source": source, "reduction_hint": "INNER", "max_row": 16384})
     families = [c["family"] for c in got["candidates"]]
-    assert families == ["reverse_pass", "block_online", "block_online+reverse_pass"], families
-    both = got["candidates"][-1]
+    assert families == ["reverse_pass", "block_online", "lane_online", "block_online+reverse_pass",
+                        "lane_online+reverse_pass"], families
+    both = got["candidates"][3]
     assert "online_softmax_combine" not in both["code"] and both["notes"].startswith("block online")
     # the composition runs and gives the captured kernel's output (the reversed second pass included)
     rows, cols = 4, 32
@@ -199,4 +201,42 @@ def test_a_two_pass_softmax_also_gets_block_online_then_reverse_pass():
     # a kernel block_online does not touch gets no composition
     _, cross_entropy, _ = captured(CROSS_ENTROPY)
     assert [c["family"] for c in op_rewrite({"source": cross_entropy, "reduction_hint": "INNER",
-                                             "max_row": 16384})["candidates"]] == ["block_online"]
+                                             "max_row": 16384})["candidates"]] == ["block_online", "lane_online"]
+
+
+def bit_equal(a, b):
+    """Same bits, NaN where NaN (the payload aside)."""
+    return torch.equal(a.isnan(), b.isnan()) and torch.equal(a[~a.isnan()], b[~b.isnan()])
+
+
+@pytest.mark.parametrize("rows,cols,xblock,rblock", [(6, 37, 1, 8), (6, 37, 2, 16), (6, 5, 1, 8)])
+def test_lane_online_gives_the_captured_cross_entropy_kernel_s_bits(rows, cols, xblock, rblock):
+    k, source, header = captured(CROSS_ENTROPY)
+    code, meta, notes = lane_online(source)
+    assert meta == {} and notes.startswith("lane online: 1 online softmax combine")
+    assert code.count("triton_helpers.exp(") == 1 and "online_softmax_combine" not in code
+    rewritten = jit_of(runnable(header + code, rows, cols), k["name"])
+    original = jit_of(runnable(source, rows, cols), k["name"])
+    x = special_rows(rows, cols, torch.bfloat16, seed=rows * cols + 1)
+    outs = []
+    for jit in (rewritten, original):
+        m, s = torch.full((rows,), 7.0), torch.full((rows,), 7.0)
+        jit[(rows // xblock,)](x, m, s, rows, cols, XBLOCK=xblock, R0_BLOCK=rblock)
+        outs.append((m, s))
+    (m, s), (want_m, want_s) = outs
+    assert bit_equal(m, want_m) and bit_equal(s, want_s), (m, want_m, s, want_s)
+
+
+def test_lane_online_gives_the_captured_fp16_softmax_s_bits():
+    k, source, header = captured(SOFTMAX_FP16)
+    code, _, _ = lane_online(source)
+    rows, cols = 6, 64
+    rewritten = jit_of(runnable(header + code, rows, cols), k["name"])
+    original = jit_of(runnable(source, rows, cols), k["name"])
+    x = special_rows(rows, cols, torch.float16, seed=5)
+    outs = []
+    for jit in (rewritten, original):
+        y = torch.full((rows, cols), 7.0, dtype=torch.float16)
+        jit[(rows // 2,)](x, y, rows, cols, XBLOCK=2, R0_BLOCK=16)
+        outs.append(y)
+    assert bit_equal(outs[0], outs[1])

@@ -186,7 +186,8 @@ def test_rewrite_declines_rows_that_are_not_contiguous():
 
 
 # an online softmax (this fixture's first pass): block_online, and the two-pass families again on its output
-ONLINE = ["block_online", "block_online+reverse_pass", "block_online+row_stream"]
+ONLINE = ["block_online", "lane_online", "block_online+reverse_pass", "block_online+row_stream",
+          "lane_online+reverse_pass", "lane_online+row_stream"]
 
 
 def test_rewrite_declines_rows_that_do_not_fit_and_dynamic_rows():

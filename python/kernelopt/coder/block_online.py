@@ -14,7 +14,10 @@ exp per element. Inductor's special cases stay as they were: while a row's max i
 elements count nothing. The finishing `online_softmax_reduce` is kept as written: on a [XBLOCK, 1] running
 pair it returns that pair. Only the order of the sum's additions changes (fp32 rounding; gate 2 judges it).
 
-Applies to each `m_next, s_next = triton_helpers.online_softmax_combine(m, s, x, fast)` in the loop over the
+`lane_online` (the same file) keeps Inductor's per-lane state and masks and replaces only the combine: of its two
+scales one is always exp(0) = 1, so one exp per element, and its results are bit for bit the combine's.
+
+block_online applies to each `m_next, s_next = triton_helpers.online_softmax_combine(m, s, x, fast)` in the loop over the
 row whose accumulators start as -inf and zeros tiles and are updated by `tl.where(mask, m_next, m)` and
 `tl.where(mask, s_next, s)`, their only uses being the combine, those updates and the final reduce. Everything
 else in the kernel (other passes, other reductions, stores) is left as written.
@@ -127,8 +130,43 @@ def _rewrite_one(fn, loop, i, n):
     return len(new)
 
 
+# one element folded into a lane's running max {m} and sum {s} with one exp, as online_softmax_combine would:
+# of its two scales exp(m - M) and exp(x - M) (M = maximum(m, x)) one is exp(0) = 1 (M - M + 1: NaN where M is
+# +inf or NaN, as exp(M - M) is), so only the other is computed; -inf maxima scale by 1, as there. Bit for bit
+# the combine's result; the per-lane state, the masks and the final reduce stay Inductor's.
+LANE_COMBINE = '''
+{p}_max = triton_helpers.maximum({m}, {x})
+{p}_x_is_max = {x} >= {m}
+{p}_other = triton_helpers.exp(tl.where({p}_x_is_max, {m}, {x}) - {p}_max, {fast})
+{p}_one = {p}_max - {p}_max + 1.0
+{p}_ninf = {p}_max == float('-inf')
+{m_next} = {p}_max
+{s_next} = {s} * tl.where({p}_ninf, 1.0, tl.where({p}_x_is_max, {p}_other, {p}_one)) + tl.where({p}_ninf, 1.0, tl.where({p}_x_is_max, {p}_one, {p}_other))
+'''
+
+
+def _lane_one(loop, i, n):
+    """Replaces the combine at loop.body[i] by LANE_COMBINE; returns the statements it now takes."""
+    stmt = loop.body[i]
+    m_next, s_next = [t.id for t in stmt.targets[0].elts]
+    m, s, x, fast = (ast.unparse(a) for a in stmt.value.args)
+    new = ast.parse(LANE_COMBINE.format(p=f"_lo{n}", m=m, s=s, x=x, fast=fast, m_next=m_next, s_next=s_next)).body
+    loop.body[i:i + 1] = new
+    return len(new)
+
+
 def block_online(source):
     """(code, meta, notes) for a looped reduction with online-softmax combines, else NotApplicable."""
+    return _online(source, lane=False)
+
+
+def lane_online(source):
+    """(code, meta, notes): each online_softmax_combine in the loop over the row with one exp instead of two,
+    bit for bit the same results (per-lane state kept), else NotApplicable."""
+    return _online(source, lane=True)
+
+
+def _online(source, lane):
     tree, fn = kernel_function(source)
     loops = [s for s in fn.body if isinstance(s, ast.For)]
     if not any(is_r0_loop(s) for s in loops):
@@ -141,7 +179,7 @@ def block_online(source):
             if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Tuple)
                     and len(st.targets[0].elts) == 2 and all(isinstance(e, ast.Name) for e in st.targets[0].elts)
                     and _is_call(st.value, COMBINE) and len(st.value.args) == 4):
-                i += _rewrite_one(fn, loop, i, rewritten)
+                i += _lane_one(loop, i, rewritten) if lane else _rewrite_one(fn, loop, i, rewritten)
                 rewritten += 1
             else:
                 i += 1
@@ -151,6 +189,10 @@ def block_online(source):
         raise NotApplicable("an online_softmax_combine outside the loop over the row")
     fn.decorator_list = []
     code = "@triton.jit\n" + ast.unparse(fn) + "\n"
-    notes = (f"block online: {rewritten} online softmax(es) with one running max and sum per row, updated a block "
-             "at a time (one exp per element instead of two, no per-element selects)")
+    if lane:
+        notes = (f"lane online: {rewritten} online softmax combine(s) with one exp per element instead of two "
+                 "(the other scale is exp(0) = 1), bit for bit the same")
+    else:
+        notes = (f"block online: {rewritten} online softmax(es) with one running max and sum per row, updated a "
+                 "block at a time (one exp per element instead of two, no per-element selects)")
     return code, {}, notes

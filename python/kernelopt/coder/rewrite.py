@@ -38,10 +38,12 @@ Families:
                 channels (channel_copy.py): the channel as the tile's last axis, so each warp's store is contiguous.
   block_online  An online softmax's running max and sum (cross entropy, softmax and log-softmax over long rows)
                 kept per row and updated a block at a time (block_online.py): one exp per element, not two.
+  lane_online   The same kernels with Inductor's per-lane state kept and one exp per combine instead of two (the
+                other scale is exp(0) = 1): bit for bit the original's results (block_online.py).
   outer_loop    A pointwise kernel over outer x inner indices whose inner-indexed operands exceed L2 (a layer norm's
                 affine over C x H x W, outer_loop.py): each program loops over the outer index, those loads once.
 """
-from kernelopt.coder.block_online import block_online
+from kernelopt.coder.block_online import block_online, lane_online
 from kernelopt.coder.channel_copy import channel_copy
 from kernelopt.coder.common import NotApplicable  # noqa: F401 (callers import it from here)
 from kernelopt.coder.lse_scan import lse_scan
@@ -52,10 +54,10 @@ from kernelopt.coder.row_stream import row_stream_reversed
 from kernelopt.coder.window_rows import window_rows
 
 FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy", "outer_loop",
-            "block_online")
+            "block_online", "lane_online")
 
 
-# families that change a kernel's other passes, tried again on block_online's output: its first pass no longer
+# families that change a kernel's other passes, tried again on block_online's and lane_online's output: its first pass no longer
 # bound by exps, the second pass's re-read of each row from memory is what is left (long-row softmax)
 AFTER_BLOCK_ONLINE = ("reverse_pass", "row_stream")
 
@@ -78,13 +80,16 @@ def _apply(family, source, args):
         return outer_loop(source)
     if family == "block_online":
         return block_online(source)
+    if family == "lane_online":
+        return lane_online(source)
     raise NotApplicable(f"unknown rewrite family {family!r}")
 
 
 def op_rewrite(args):
     """{source, reduction_hint, aten_ops?, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
-    skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored). Where block_online
-    applies, each of AFTER_BLOCK_ONLINE that is wanted is tried on its output too ("block_online+reverse_pass")."""
+    skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored). Where block_online or
+    lane_online applies, each of AFTER_BLOCK_ONLINE that is wanted is tried on its output too
+    ("block_online+reverse_pass")."""
     source = args["source"]
     wanted = args.get("families") or list(FAMILIES)
     out = {"candidates": [], "skipped": []}
@@ -98,12 +103,12 @@ def op_rewrite(args):
             out["skipped"].append({"family": family, "why": f"the kernel does not parse: {exc.msg}"})
             continue
         out["candidates"].append({"family": family, "code": code, "meta": meta, "notes": notes})
-    online = next((c for c in out["candidates"] if c["family"] == "block_online"), None)
-    for family in (f for f in AFTER_BLOCK_ONLINE if online and f in wanted):
-        try:
-            code, meta, notes = _apply(family, online["code"], args)
-        except NotApplicable:
-            continue  # said already, or said for the kernel as captured
-        out["candidates"].append({"family": f"block_online+{family}", "code": code, "meta": {**online["meta"], **meta},
-                                  "notes": f"{online['notes']}; then {notes}"})
+    for online in [c for c in out["candidates"] if c["family"] in ("block_online", "lane_online")]:
+        for family in (f for f in AFTER_BLOCK_ONLINE if f in wanted):
+            try:
+                code, meta, notes = _apply(family, online["code"], args)
+            except NotApplicable:
+                continue  # said already, or said for the kernel as captured
+            out["candidates"].append({"family": f"{online['family']}+{family}", "code": code,
+                                      "meta": {**online["meta"], **meta}, "notes": f"{online['notes']}; then {notes}"})
     return out
