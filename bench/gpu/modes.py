@@ -12,6 +12,7 @@ one line per problem. Stops starting problems after --deadline-s; the problems l
 no output is checked (the `decide` op does that); a mode that raised is recorded with its error.
 """
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -46,7 +47,6 @@ def run_one(path, modes, trials, device="cuda"):
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
     fns, row = {"eager": lambda: model(*inputs)}, {"modes": {}}
     for mode in modes:
-        import copy
         start = time.perf_counter()
         try:
             compiled = compile_model(copy.deepcopy(model), settings_of(mode))

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -80,7 +80,7 @@ Decision compose(const Decision& a, const Decision& b) {
 }
 
 const std::vector<Decision>& decision_space() {
-  // cheapest compiles first (max-autotune's template benchmarking last), so a run cut short has judged most
+  // cheapest compiles first (max-autotune's, the longest, last), so a run cut short has judged most
   static const std::vector<Decision> space = {
       {"default", json::object(), "torch.compile with no settings (the baseline)"},
       {"cudagraphs", {{"mode", "reduce-overhead"}}, "CUDA graphs (cudagraph trees): one replay per call"},
@@ -255,6 +255,9 @@ std::int64_t record_outcome(Context& ctx, const DecisionOutcome& o) {
   return rec.id;
 }
 
+/// A decision's outcome before anything is known of it.
+DecisionOutcome untried(const Decision& d) { return {d.name, d.settings, "", "", "", std::nullopt, json::object()}; }
+
 DecisionOutcome skipped(DecisionOutcome o, const std::string& why) {
   o.status = "skipped";
   o.why = why;
@@ -265,7 +268,7 @@ DecisionOutcome skipped(DecisionOutcome o, const std::string& why) {
 /// (left_s <= 0: no allowance): a decision the allowance stops is skipped, not rejected (the worker was
 /// stopped mid-compile; the next request starts a fresh one).
 DecisionOutcome try_decision(Context& ctx, const Decision& d, double left_s) {
-  DecisionOutcome o{d.name, d.settings, "", "", "", std::nullopt, json::object()};
+  const DecisionOutcome o = untried(d);
   const verify::Verdict st = decision_static_gate(d.settings);
   if (!st.passed) return rejected(o, "static", st.reason);
   json args = ctx.base_args;
@@ -277,12 +280,15 @@ DecisionOutcome try_decision(Context& ctx, const Decision& d, double left_s) {
   const auto start = std::chrono::steady_clock::now();
   const worker::Reply r = ctx.ask("decide", args, wait_ms);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  DecisionOutcome judged = r.ok()                                                  ? judge_decision(d, r.result)
-                           : allowance_first && r.status == worker::Status::timeout
-                               ? skipped(o, fmt::format("stopped: not done in the {:.0f} s left of the decision "
-                                                        "search's {} s (--decisions-seconds)",
-                                                        left_s, ctx.options.decisions_seconds))
-                               : rejected(o, "worker", r.error);
+  DecisionOutcome judged;
+  if (r.ok()) {
+    judged = judge_decision(d, r.result);
+  } else if (allowance_first && r.status == worker::Status::timeout) {
+    judged = skipped(o, fmt::format("stopped: not done in the {:.0f} s left of the decision search's {} s "
+                                    "(--decisions-seconds)", left_s, ctx.options.decisions_seconds));
+  } else {
+    judged = rejected(o, "worker", r.error);
+  }
   judged.seconds = seconds;
   judged.phases = r.phases;
   return judged;
@@ -306,16 +312,18 @@ DecisionSearch search_decisions(Context& ctx, const std::function<double()>& ela
   auto judge = [&](const Decision& d) {
     tried[d.name] = d;
     auto recorded = ctx.continuing ? recorded_outcome(ctx, d.name) : std::nullopt;
-    // not started once the allowance is spent (max-autotune's template benchmarking took 122 s of a 159 s
-    // search on an H200: bench/results/2026-12-07-decisions-h200)
+    // not started once the allowance is spent (max-autotune's compile took 122 s of a 159 s search on an
+    // H200: bench/results/2026-12-07-decisions-h200)
     const double left = allowance > 0 ? allowance - elapsed() : 0.0;
-    DecisionOutcome o = recorded                       ? *recorded
-                        : allowance > 0 && left <= 0.0 ? skipped({d.name, d.settings, "", "", "", std::nullopt,
-                                                                  json::object()},
-                                                                 fmt::format("not tried: the decision search's {} s "
-                                                                             "were spent (--decisions-seconds)",
-                                                                             allowance))
-                                                       : try_decision(ctx, d, left);
+    DecisionOutcome o;
+    if (recorded) {
+      o = *recorded;
+    } else if (allowance > 0 && left <= 0.0) {
+      o = skipped(untried(d), fmt::format("not tried: the decision search's {} s were spent (--decisions-seconds)",
+                                          allowance));
+    } else {
+      o = try_decision(ctx, d, left);
+    }
     if (!recorded) ids[d.name] = record_outcome(ctx, o);
     if (o.speedup) {
       // the decision's own compile, where the worker said (its phases): what the search's time is mostly made of

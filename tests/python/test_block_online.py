@@ -5,69 +5,40 @@ Triton's interpreter the captured kernel and its rewrite run on shrunk copies (I
 count, row length and row stride replaced), with special values in the rows."""
 import glob
 import os
-import re
 
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from kernelopt.artifact.inductor import parse_module  # noqa: E402
+from kernelopt.artifact.inductor import parse_module  # noqa: E402  (every captured kernel, below)
 from kernelopt.artifact.static import analyze_source  # noqa: E402
 from kernelopt.coder.block_online import block_online, lane_online  # noqa: E402
 from kernelopt.coder.rewrite import NotApplicable, op_rewrite  # noqa: E402
 from kernelopt.device import kernels  # noqa: E402
+import triton.language as tl  # noqa: E402
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
+import interpreted  # noqa: E402  (tests/python/interpreted.py: captured kernels under the interpreter)
+from interpreted import FIXTURES, runnable  # noqa: E402
+
 CROSS_ENTROPY = os.path.join(FIXTURES, "survey-h200", "level1__68_cross_entropy_bf16", "module0.py")
 SOFTMAX_FP16 = os.path.join(FIXTURES, "survey-h200", "level1__64_softmax_fp16_long_row", "module0.py")
 
 
-def captured(path, index=0):
-    src = open(path).read()
-    k = parse_module(src)["kernels"][index]
-    s, e = k["source_span"]
-    kernel = src.encode()[s:e].decode()  # imports, helpers, decorated kernel: as the engine sends it
+def captured(path):
+    """(kernel facts, kernel source as the engine sends it, its imports: what a rewritten function needs above it)."""
+    k, kernel = interpreted.captured(path)
     return k, kernel, kernel[:kernel.index("@triton_heuristics.")]
 
 
-def runnable(text, rows, cols):
-    """Decorator and driver lines out, the captured sizes (`xnumel = R`, `r0_numel = C`, `C*x0`) shrunk."""
-    out, skip = [], False
-    for line in text.splitlines():
-        if line.startswith("@triton_heuristics."):
-            skip = True
-        if skip:
-            skip = not line.startswith(")")
-            continue
-        if "set_driver_to_gpu" in line or line.startswith("from torch._inductor.runtime.hints"):
-            continue
-        out.append(line)
-    text = "\n".join(out)
-    cap_cols = int(re.search(r"r0_numel = (\d+)", text).group(1))
-    text = re.sub(r"xnumel = \d+", f"xnumel = {rows}", text)
-    text = re.sub(r"r0_numel = \d+", f"r0_numel = {cols}", text)
-    return re.sub(rf"\b{cap_cols} ?\* ?x0\b", f"{cols}*x0", text)
-
-
-class _Libdevice:
-    """The libdevice calls these kernels make, for the interpreter (which has none)."""
-    @staticmethod
-    def exp(x):
-        import triton.language as tl
-        return tl.exp(x)
-
-
 def jit_of(text, name):
-    kernels._prepare_interpreter()
-    jit = kernels.load_kernel_source(text, name)
+    """Loaded for the interpreter with triton_helpers' exp on tl.math and the GPU's NaN-keeping max2 (the
+    interpreter's default max2, tl.max, drops NaN)."""
     from torch._inductor.runtime import triton_helpers
     helpers = kernels._interpreter_helpers()
-    helpers.exp = lambda x, fast: _Libdevice.exp(x)
-    helpers.max2 = triton_helpers.max2  # the GPU's NaN-keeping max (the interpreter shim's tl.max drops NaN)
-    jit.fn.__globals__["libdevice"] = _Libdevice
-    jit.fn.__globals__["triton_helpers"] = helpers
-    return jit
+    helpers.exp = lambda x, fast: tl.math.exp(x)
+    helpers.max2 = triton_helpers.max2
+    return interpreted.jit_of(text, name, helpers=helpers)
 
 
 @pytest.fixture(autouse=True)

@@ -10,41 +10,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from kernelopt.artifact.inductor import parse_module  # noqa: E402
 from kernelopt.artifact.static import analyze_source  # noqa: E402
 from kernelopt.coder.lse_scan import lse_scan  # noqa: E402
 from kernelopt.coder.rewrite import NotApplicable, op_rewrite  # noqa: E402
-from kernelopt.device import kernels  # noqa: E402
+import interpreted  # noqa: E402  (tests/python/interpreted.py: captured kernels under the interpreter)
+from interpreted import FIXTURES, captured, runnable  # noqa: E402
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
-LSE = os.path.join(FIXTURES, "survey-h100", "level1__59_logcumsumexp", "module0.py")
-ROWS, COLS = 8192, 32768  # as captured
-
-
-def captured(path=LSE, index=0):
-    """(kernel facts, kernel source as the engine sends it: imports, helpers, decorated kernel)."""
-    src = open(path).read()
-    k = parse_module(src)["kernels"][index]
-    s, e = k["source_span"]
-    return k, src.encode()[s:e].decode()
-
-
-def runnable(source, rows, cols):
-    """The kernel source with Inductor's decorator and driver call removed and its sizes shrunk."""
-    lines = source.splitlines()
-    out, skip = [], 0
-    for line in lines:
-        if line.startswith("@triton_heuristics."):
-            skip = 1
-        if skip:
-            skip = 0 if line.startswith(")") else 1
-            continue
-        if "set_driver_to_gpu" in line or line.startswith("from torch._inductor.runtime.hints"):
-            continue
-        out.append(line)
-    text = "\n".join(out)
-    text = text.replace(f"xnumel = {ROWS}", f"xnumel = {rows}").replace(f"r0_numel = {COLS}", f"r0_numel = {cols}")
-    return text.replace(f"{COLS}*x0", f"{cols}*x0").replace(f"{COLS} * x0", f"{cols} * x0")
+LSE = os.path.join(FIXTURES, "survey-h100", "level1__59_logcumsumexp", "module0.py")  # 8192 rows of 32768
 
 
 LIBDEVICE_SHIM = '''
@@ -83,14 +55,7 @@ def libdevice_shim(tmp_path_factory=None):
 
 
 def jit_of(text, name):
-    kernels._prepare_interpreter()
-    jit = kernels.load_kernel_source(text, name)
-    shim = libdevice_shim()
-    for fn in [jit.fn] + [v for v in jit.fn.__globals__.values() if hasattr(v, "fn") and hasattr(v.fn, "__globals__")]:
-        fn = getattr(fn, "fn", fn)
-        fn.__globals__["libdevice"] = shim
-        fn.__globals__["triton_helpers"] = kernels._interpreter_helpers()
-    return jit
+    return interpreted.jit_of(text, name, libdevice=libdevice_shim())
 
 
 @pytest.fixture(autouse=True)
@@ -117,7 +82,7 @@ def edge_input(rows, cols, seed):
 
 
 def test_lse_scan_applies_to_the_captured_kernel_with_the_same_signature_and_passes_gate_1_facts():
-    k, source = captured()
+    k, source = captured(LSE)
     code, meta, notes = lse_scan(source, k["aten_ops"])
     facts = analyze_source(code)
     assert facts["parse_error"] is None and facts["imports"] == []
@@ -131,7 +96,7 @@ def test_lse_scan_applies_to_the_captured_kernel_with_the_same_signature_and_pas
 
 @pytest.mark.parametrize("rows,cols,xblock,rblock", [(6, 37, 1, 8), (6, 37, 2, 16), (8, 64, 4, 64), (6, 7, 1, 8)])
 def test_lse_scan_matches_float64_and_the_captured_kernel_with_inf_nan_and_wide_ranges(rows, cols, xblock, rblock):
-    k, source = captured()
+    k, source = captured(LSE)
     code, _, _ = lse_scan(source, k["aten_ops"])
     header = source[:source.index("@triton_heuristics.")]
     rewritten = jit_of(runnable(header + code, rows, cols), k["name"])
@@ -151,7 +116,7 @@ def test_lse_scan_matches_float64_and_the_captured_kernel_with_inf_nan_and_wide_
 
 
 def test_lse_scan_declines_what_it_does_not_understand_with_a_reason():
-    k, source = captured()
+    k, source = captured(LSE)
     with pytest.raises(NotApplicable, match="not a logcumsumexp alone"):
         lse_scan(source, k["aten_ops"] + ["aten.mul"])  # something fused before or after the scan
     with pytest.raises(NotApplicable, match="not a logcumsumexp alone"):

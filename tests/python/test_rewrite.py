@@ -17,14 +17,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from kernelopt.device import kernels  # noqa: E402
+
+import interpreted  # noqa: E402  (tests/python/interpreted.py: captured kernels under the interpreter)
+from interpreted import FIXTURES, HEADER, shrink  # noqa: E402
 from kernelopt.artifact.inductor import parse_module  # noqa: E402
 from kernelopt.coder.rewrite import resident_row, reverse_pass, NotApplicable  # noqa: E402
 from kernelopt.worker.ops import TABLE  # noqa: E402  (the rewrite op behind the protocol: its defaults)
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
-HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
-          "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n\n")
 
 
 def kernel_function(fixture, prefix):
@@ -38,19 +37,8 @@ def kernel_function(fixture, prefix):
     raise AssertionError(f"{fixture} has no {prefix} kernel")
 
 
-def shrink(text, rows, cols, old_rows, old_cols):
-    text = text.replace(f"xnumel = {old_rows}", f"xnumel = {rows}").replace(f"r0_numel = {old_cols}", f"r0_numel = {cols}")
-    return text.replace(f"{old_cols}*x0", f"{cols}*x0").replace(f"{float(old_cols)}", f"{float(cols)}")
-
-
 def jit_of(text, name):
-    os.environ["TRITON_INTERPRET"] = "1"
-    kernels._prepare_interpreter()
-    jit = kernels.load_kernel_source(HEADER + text, name)
-    import triton.language as tl
-    jit.fn.__globals__["libdevice"] = tl.math
-    jit.fn.__globals__["triton_helpers"] = kernels._interpreter_helpers()
-    return jit
+    return interpreted.jit_of(HEADER + text, name)
 
 
 @pytest.fixture(autouse=True)

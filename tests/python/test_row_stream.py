@@ -14,11 +14,10 @@ from kernelopt.artifact.inductor import parse_module  # noqa: E402
 from kernelopt.artifact.static import analyze_source  # noqa: E402
 from kernelopt.coder.rewrite import NotApplicable, op_rewrite  # noqa: E402
 from kernelopt.coder.row_stream import row_stream  # noqa: E402
-from kernelopt.device import kernels  # noqa: E402
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
-HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
-          "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n\n")
+import interpreted  # noqa: E402  (tests/python/interpreted.py: captured kernels under the interpreter)
+from interpreted import FIXTURES, HEADER, shrink  # noqa: E402
+
 
 
 def kernel_source(fixture):
@@ -29,18 +28,8 @@ def kernel_source(fixture):
     return k, "@triton.jit\n" + src.encode()[s:e].decode()
 
 
-def shrink(text, rows, cols, old_rows, old_cols):
-    text = text.replace(f"xnumel = {old_rows}", f"xnumel = {rows}").replace(f"r0_numel = {old_cols}", f"r0_numel = {cols}")
-    return text.replace(f"{old_cols}*x0", f"{cols}*x0").replace(f"{float(old_cols)}", f"{float(cols)}")
-
-
 def jit_of(text, name):
-    kernels._prepare_interpreter()
-    jit = kernels.load_kernel_source(HEADER + text, name)
-    import triton.language as tl
-    jit.fn.__globals__["libdevice"] = tl.math
-    jit.fn.__globals__["triton_helpers"] = kernels._interpreter_helpers()
-    return jit
+    return interpreted.jit_of(HEADER + text, name)
 
 
 @pytest.fixture(autouse=True)

@@ -21,12 +21,11 @@ from kernelopt.artifact.static import analyze_source  # noqa: E402
 from kernelopt.coder.rewrite import FAMILIES, NotApplicable, op_rewrite  # noqa: E402
 from kernelopt.coder.window_affine import index_form  # noqa: E402
 from kernelopt.coder.window_rows import _groups, window_rows  # noqa: E402
-from kernelopt.device import kernels  # noqa: E402
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
+import interpreted  # noqa: E402  (tests/python/interpreted.py: captured kernels under the interpreter)
+from interpreted import FIXTURES, HEADER  # noqa: E402
+
 SURVEY = os.path.join(FIXTURES, "survey-h100")
-HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
-          "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n\n")
 
 
 def kernel_function(path, prefix=""):
@@ -126,13 +125,7 @@ def shrink(text, old_in, new_in, old_out, new_out, bounds=None):
 
 
 def jit_of(text, name):
-    os.environ["TRITON_INTERPRET"] = "1"
-    kernels._prepare_interpreter()
-    jit = kernels.load_kernel_source(HEADER + text, name)
-    import triton.language as tl
-    jit.fn.__globals__["libdevice"] = tl.math
-    jit.fn.__globals__["triton_helpers"] = kernels._interpreter_helpers()
-    return jit
+    return interpreted.jit_of(HEADER + text, name)
 
 
 @pytest.fixture(autouse=True)

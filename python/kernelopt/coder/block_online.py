@@ -5,7 +5,7 @@ Inductor's looped reductions over a softmax's row (cross entropy, log-softmax, s
 `prims.prepare_softmax_online`) keep a running max and sum in every lane of an [XBLOCK, R0_BLOCK] tile and
 fold each element in with `triton_helpers.online_softmax_combine`: two exps, a maximum and four selects per
 element. On a bf16 cross entropy over 50257-wide rows that kernel runs at 32% of the measured bandwidth on an
-H200 (bench/results/2026-12-07-survey-level1-h200): bound by that per-element work, not by memory.
+H200 (bench/results/2026-12-07-survey-level1-h200); the per-element work is the likely bound (not measured).
 
 The rewrite keeps one max and one sum per row ([XBLOCK, 1]) and per block takes the block's max (a NaN-keeping
 reduction, triton_helpers.max2), the new running max M, and sum = sum * exp(M_old - M) + sum(exp(x - M)): one
@@ -109,14 +109,11 @@ def _rewrite_one(fn, loop, i, n):
     reduces = [c for c in reduce_calls if [ast.unparse(a) for a in c.args[:2]] == [m, s]]
     if len(reduces) != 1 or ast.unparse(reduces[0].args[2]) != "1":
         raise NotApplicable(f"no single online_softmax_reduce({m}, {s}, 1, ...) after the loop")
-    inits = {}
     for acc, fill in ((m, "-inf"), (s, "0")):
-        found = [(st, _init_tile(st, acc, fill)) for st in fn.body if _assign_to(st, acc)]
-        if len(found) != 1 or found[0][1] is None:
+        shapes = [_init_tile(st, acc, fill) for st in fn.body if _assign_to(st, acc)]
+        if len(shapes) != 1 or shapes[0] is None:
             raise NotApplicable(f"{acc} does not start as one {fill} tile of [XBLOCK, R0_BLOCK] in fp32")
-        inits[acc] = found[0][1]
-    for shape in inits.values():
-        shape.elts[1] = ast.Constant(1)  # one running value per row
+        shapes[0].elts[1] = ast.Constant(1)  # one running value per row (a tree given up on is thrown away)
     p, x, fast = f"_bo{n}", ast.unparse(x), ast.unparse(fast)
     terms = f"tl.where({p}_all_ninf, 1.0, triton_helpers.exp({p}_x - {p}_max, {fast}))"
     if masks[0] is UNMASKED:

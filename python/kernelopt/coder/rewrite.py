@@ -57,9 +57,10 @@ FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_ro
             "block_online", "lane_online")
 
 
-# families that change a kernel's other passes, tried again on block_online's and lane_online's output: its first pass no longer
-# bound by exps, the second pass's re-read of each row from memory is what is left (long-row softmax)
-AFTER_BLOCK_ONLINE = ("reverse_pass", "row_stream")
+# the online-softmax families, and those that change a kernel's other passes, tried again on their output: the
+# first pass with half the exps, the second pass's re-read of each row from memory is what is left (long-row softmax)
+ONLINE = ("block_online", "lane_online")
+AFTER_ONLINE = ("reverse_pass", "row_stream")
 
 
 def _apply(family, source, args):
@@ -87,9 +88,8 @@ def _apply(family, source, args):
 
 def op_rewrite(args):
     """{source, reduction_hint, aten_ops?, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
-    skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored). Where block_online or
-    lane_online applies, each of AFTER_BLOCK_ONLINE that is wanted is tried on its output too
-    ("block_online+reverse_pass")."""
+    skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored). Where one of ONLINE
+    applies, each of AFTER_ONLINE that is wanted is tried on its output too ("block_online+reverse_pass")."""
     source = args["source"]
     wanted = args.get("families") or list(FAMILIES)
     out = {"candidates": [], "skipped": []}
@@ -103,8 +103,8 @@ def op_rewrite(args):
             out["skipped"].append({"family": family, "why": f"the kernel does not parse: {exc.msg}"})
             continue
         out["candidates"].append({"family": family, "code": code, "meta": meta, "notes": notes})
-    for online in [c for c in out["candidates"] if c["family"] in ("block_online", "lane_online")]:
-        for family in (f for f in AFTER_BLOCK_ONLINE if f in wanted):
+    for online in [c for c in out["candidates"] if c["family"] in ONLINE]:
+        for family in (f for f in AFTER_ONLINE if f in wanted):
             try:
                 code, meta, notes = _apply(family, online["code"], args)
             except NotApplicable:
