@@ -263,7 +263,9 @@ json bench_row(const fs::path& relative, const json& report, const std::string& 
                                     ? json(speedup * def.get<double>() / best.get<double>())
                                     : json(nullptr);
   }
-  json per_kernel = kernel_rows(report, improved && correct);
+  // a kept decision improves the model with no kernel changed: its kernels stay as profiled (older reports: improved)
+  const bool kernels_kept = report["summary"].value("kernels_kept", improved);
+  json per_kernel = kernel_rows(report, kernels_kept && correct);
   const double baseline_ms = number_or(member(e, "baseline_ms"), "median", 0.0);
   const double after_ms = improved && correct ? number_or(member(e, "optimized_ms"), "median", 0.0) : baseline_ms;
   json roofline = problem_roofline(report, per_kernel, baseline_ms, after_ms);

@@ -389,4 +389,27 @@ json decisions_before_capture(Context& ctx, RunDir& run_dir) {
   return search.to_json();
 }
 
+std::string decision_unconfirmed_why(const json& decisions, bool passed, const verify::SpeedupEstimate& e2e) {
+  if (!decisions.is_object() || decisions.value("kept", "default") == "default") return "";
+  if (!passed) return "the end-to-end check did not pass";
+  if (e2e.speedup < 1.0) {
+    return fmt::format("end to end {:.3f}x [{:.3f}, {:.3f}] is not faster than torch.compile default", e2e.speedup,
+                       e2e.ci_low, e2e.ci_high);
+  }
+  return "";
+}
+
+json drop_kept_decision(json decisions, const std::string& why) {
+  const std::string name = decisions.value("kept", "default");
+  for (auto& t : decisions["tried"]) {
+    if (t.value("name", "") != name) continue;
+    t["status"] = "dropped";
+    t["why"] = "passed its gates, but " + why;
+  }
+  decisions["dropped"] = {{"name", name}, {"why", why}};
+  decisions["kept"] = "default";
+  decisions["settings"] = json::object();
+  return decisions;
+}
+
 }  // namespace kernelopt::engine

@@ -93,4 +93,13 @@ DecisionSearch search_decisions(Context& ctx, const std::function<double()>& ela
 /// returns the report's "decisions". Without `--decisions`: no request, nothing changed, null.
 nlohmann::json decisions_before_capture(Context& ctx, RunDir& run_dir);
 
+/// The end-to-end check's word on a kept decision (report.json's "decisions"; its check compares the model as
+/// users load it with torch.compile default): "" when none is kept (default) or the check confirmed it
+/// (passed, and not slower: the rule the optimized kernels meet), else why it is dropped.
+std::string decision_unconfirmed_why(const nlohmann::json& decisions, bool passed, const verify::SpeedupEstimate& e2e);
+
+/// The decisions' report with the kept one dropped: "kept" back to default (no settings), "dropped": {name,
+/// why}, and its entry in "tried" marked "dropped" with why.
+nlohmann::json drop_kept_decision(nlohmann::json decisions, const std::string& why);
+
 }  // namespace kernelopt::engine

@@ -311,7 +311,7 @@ json update_library(Context& ctx, store::Library& library, const std::vector<art
   const auto& e2e = rep.end_to_end;
   ec.end_to_end = {{"passed", e2e.passed}, {"speedup", e2e.speedup.speedup}, {"ci_low", e2e.speedup.ci_low},
                    {"ci_high", e2e.speedup.ci_high}};
-  const bool kept = rep.improved && e2e.passed && rep.reverted_why.empty();
+  const bool kept = rep.kernels_kept && e2e.passed;
   for (const auto& m : modules) {
     for (const auto& kr : rep.modules[m.index].kernels) {
       const auto& outcome = kr.outcome;
@@ -492,7 +492,19 @@ void verify_end_to_end(Context& ctx, const std::vector<artifact::Module>& module
     rep.reverted_why = rep.end_to_end.why;
     rep.end_to_end = final_check(ctx, run_dir);
   }
-  rep.improved = run_dir.any_optimized();
+  // a kept whole-model decision meets the same rule, on what is left: verified and not slower than default
+  if (const std::string why = decision_unconfirmed_why(rep.decisions, rep.end_to_end.passed, rep.end_to_end.speedup);
+      !why.empty()) {
+    spdlog::warn("decision {} dropped ({}); keeping torch.compile default", rep.decisions.value("kept", "?"), why);
+    rep.decisions = drop_kept_decision(rep.decisions, why);
+    run_dir.set_decision({{"kept", "default"}, {"settings", json::object()}});
+    run_dir.write_manifest();
+    ctx.base_args.erase("compile_settings");
+    rep.end_to_end = final_check(ctx, run_dir);
+  }
+  rep.kernels_kept = run_dir.any_optimized();
+  // a dropped decision leaves no kernel behind: kernels are reverted before the decision is judged
+  rep.improved = rep.kernels_kept || (rep.decisions.is_object() && rep.decisions.value("kept", "default") != "default");
 }
 
 /// report.json and report.md written, the run marked done in the store; returns report.json.

@@ -28,15 +28,39 @@ std::string baseline_name(const std::string& input_kind) {
   return "torch.compile";
 }
 
+/// The kept whole-model decision's name; "" without --decisions or when default was kept.
+std::string kept_decision(const Report& r) {
+  if (!r.decisions.is_object()) return "";
+  const std::string kept = r.decisions.value("kept", "default");
+  return kept == "default" ? "" : kept;
+}
+
+/// What the end-to-end check undid: the optimized kernels, a kept decision (both with why); "" when nothing.
+std::string reverted(const Report& r) {
+  std::string out = r.reverted_why.empty() ? "" : "; the optimized kernels were reverted: " + r.reverted_why;
+  if (r.decisions.is_object() && r.decisions.contains("dropped")) {
+    const json& d = r.decisions["dropped"];
+    out += fmt::format("; decision {} dropped: {}", d.value("name", "?"), d.value("why", ""));
+  }
+  return out;
+}
+
 std::string headline(const Report& r) {
   const auto& e = r.end_to_end;
   const std::string base = baseline_name(r.input_kind);
   if (!r.improved) {
     return fmt::format("baseline kept (byte-identical to {}{}){}", base, r.input_kind == "module" ? "'s output" : "",
-                       r.reverted_why.empty() ? "" : "; the optimized kernels were reverted: " + r.reverted_why);
+                       reverted(r));
   }
-  return fmt::format("{:.3f}x vs {} [{:.3f}, {:.3f}] ({:.4f} -> {:.4f} ms median), correct on fresh seeds",
-                     e.speedup.speedup, base, e.speedup.ci_low, e.speedup.ci_high, e.baseline_ms, e.optimized_ms);
+  // a kept decision is part of what is measured: the baseline is torch.compile default either way
+  const std::string decision = kept_decision(r);
+  std::string what = decision.empty() ? ""
+                     : r.kernels_kept ? fmt::format("; decision {} kept, with the optimized kernels", decision)
+                                      : fmt::format("; decision {} kept, no kernel rewritten", decision);
+  what += reverted(r);
+  return fmt::format("{:.3f}x vs {} [{:.3f}, {:.3f}] ({:.4f} -> {:.4f} ms median), correct on fresh seeds{}",
+                     e.speedup.speedup, base, e.speedup.ci_low, e.speedup.ci_high, e.baseline_ms, e.optimized_ms,
+                     what);
 }
 
 double seconds_of(const RunCost& c, const char* const* ops, size_t n) {
@@ -188,7 +212,7 @@ json to_json(const Report& r) {
   }
   json cost = cost_json(r.cost, screened, gated);
   json memory = memory_json(cost, r.problem_work);
-  json summary = {{"headline", headline(r)}, {"improved", r.improved}, {"kernels", kernels},
+  json summary = {{"headline", headline(r)}, {"improved", r.improved}, {"kernels_kept", r.kernels_kept}, {"kernels", kernels},
                   {"kernels_improved", improved}, {"correct", e.passed}, {"memory", memory}};
   json out = {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},
@@ -379,9 +403,13 @@ std::string markdown_problem_cost_library_llm(const json& j) {
 std::string markdown_decisions(const json& j) {
   if (!j.contains("decisions") || !j["decisions"].is_object()) return "";
   const json& d = j["decisions"];
-  std::string md = fmt::format("## Whole-model decisions\n\nKept: **{}**.\n\n| decision | verdict | speedup vs "
+  const json& dropped = d.value("dropped", json());
+  const std::string drop = dropped.is_object() ? fmt::format(" ({} passed its gates; the end-to-end check dropped it: {})",
+                                                             dropped.value("name", "?"), dropped.value("why", ""))
+                                               : "";
+  std::string md = fmt::format("## Whole-model decisions\n\nKept: **{}**{}.\n\n| decision | verdict | speedup vs "
                                "torch.compile default [interval] | seconds | why |\n|---|---|---|---:|---|\n",
-                               d.value("kept", "?"));
+                               d.value("kept", "?"), drop);
   for (const auto& t : d.value("tried", json::array())) {
     const json& s = t.value("speedup", json());
     const std::string speed = s.is_object() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", s.value("speedup", 0.0),

@@ -105,7 +105,8 @@ struct Report {
   nlohmann::json versions, options;
   std::vector<ModuleReport> modules;
   EndToEnd end_to_end;
-  bool improved = false;
+  bool improved = false;       ///< the emitted model differs from torch.compile default: kernels or a kept decision
+  bool kernels_kept = false;   ///< optimized kernels are in the emitted model (after the end-to-end check)
   std::string reverted_why;      ///< set when the end-to-end check undid the optimized modules
   /// When the optimized modules' own end-to-end check did not pass or could not run (they were reverted):
   /// {"outcome": "did not pass" | "could not run", "why"}; null otherwise (also when reverted as not faster).

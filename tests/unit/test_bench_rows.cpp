@@ -92,6 +92,22 @@ TEST(BenchRows, RevertedRunKeepsBeforeTimesAfter) {
   EXPECT_DOUBLE_EQ(row["roofline"]["fraction_after"].get<double>(), row["roofline"]["fraction_before"].get<double>());
 }
 
+TEST(BenchRows, AKeptDecisionCountsItsSpeedupWithItsKernelsAsProfiled) {
+  json report = softmax_report();
+  // --decisions kept channels_last; no kernel rewrite passed: the model still differs from torch.compile default
+  report["summary"]["improved"] = true;
+  report["summary"]["kernels_kept"] = false;
+  report["modules"][0]["kernels"][0]["outcome"]["status"] = "baseline kept";
+  const json row = bench_row("level3/net.py", report, "");
+  EXPECT_EQ(row["status"], "improved");
+  EXPECT_DOUBLE_EQ(row["speedup"].get<double>(), report["end_to_end"]["speedup_vs_compile"]["speedup"].get<double>());
+  EXPECT_DOUBLE_EQ(row["kernels"][0]["after_ms"].get<double>(), kBeforeMs);
+  EXPECT_EQ(row["kernels"][0]["roofline_after"], row["kernels"][0]["roofline_before"]);
+  // kernels that were improved but are not in the emitted model (kernels_kept false) read as reverted
+  report["modules"][0]["kernels"][0]["outcome"]["status"] = "improved";
+  EXPECT_EQ(bench_row("level3/net.py", report, "")["kernels"][0]["status"], "reverted");
+}
+
 TEST(BenchRows, RooflineNullWithoutTritonKernelOrBandwidth) {
   const json none = bench_row("level1/c.py", report(false, true, 1.0, 0), "");
   EXPECT_TRUE(none["kernels"].empty());

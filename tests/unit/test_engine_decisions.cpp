@@ -435,3 +435,30 @@ TEST_F(DecisionSearch, ADecisionTheAllowanceStopsIsSkippedNotRejected) {
   for (int w : worker_.waits_ms) EXPECT_EQ(w, 30000);  // no allowance: every request waits --timeout
   EXPECT_EQ(worker_.asked.size(), engine::decision_space().size() - 1);
 }
+
+TEST(DecisionEndToEnd, AKeptDecisionIsConfirmedOnlyWhenTheCheckPassedAndItIsNotSlower) {
+  const json kept = {{"kept", "channels_last"},
+                     {"settings", {{"channels_last", true}}},
+                     {"tried", {{{"name", "default"}, {"status", "baseline"}},
+                                {{"name", "channels_last"}, {"status", "kept"}, {"why", "the fastest"}}}}};
+  verify::SpeedupEstimate faster, slower;
+  faster.speedup = 1.011, faster.ci_low = 1.004, faster.ci_high = 1.015;
+  slower.speedup = 0.97, slower.ci_low = 0.96, slower.ci_high = 0.98;
+  EXPECT_EQ(engine::decision_unconfirmed_why(kept, true, faster), "");
+  EXPECT_EQ(engine::decision_unconfirmed_why(kept, false, faster), "the end-to-end check did not pass");
+  EXPECT_EQ(engine::decision_unconfirmed_why(kept, true, slower),
+            "end to end 0.970x [0.960, 0.980] is not faster than torch.compile default");
+  // nothing to confirm: default kept, or no --decisions
+  EXPECT_EQ(engine::decision_unconfirmed_why({{"kept", "default"}}, false, slower), "");
+  EXPECT_EQ(engine::decision_unconfirmed_why(json(), false, slower), "");
+
+  const json dropped = engine::drop_kept_decision(kept, "the end-to-end check did not pass");
+  EXPECT_EQ(dropped["kept"], "default");
+  EXPECT_EQ(dropped["settings"], json::object());
+  EXPECT_EQ(dropped["dropped"], json({{"name", "channels_last"}, {"why", "the end-to-end check did not pass"}}));
+  EXPECT_EQ(dropped["tried"][1]["status"], "dropped");
+  EXPECT_EQ(dropped["tried"][1]["why"], "passed its gates, but the end-to-end check did not pass");
+  EXPECT_EQ(dropped["tried"][0]["status"], "baseline");
+  EXPECT_EQ(engine::decision_unconfirmed_why(dropped, false, slower), "");  // once dropped, nothing left to drop
+}
+
