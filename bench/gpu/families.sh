@@ -27,9 +27,10 @@ for line in open(sys.argv[1]):
         print(r["fixture"], "inductor", r.get("inductor"), "best", best[0], best[1])
 PY
 fi
-dir=/tmp/families/level1
-rm -rf /tmp/families /tmp/families-bench; mkdir -p "$dir"
-for p in "$@"; do cp "$p" "$dir/"; done
+rm -rf /tmp/families /tmp/families-bench
+for p in "$@"; do  # each problem under its own level's folder, so bench.json counts it in that level
+  dir=/tmp/families/$(basename "$(dirname "$p")"); mkdir -p "$dir"; cp "$p" "$dir/"
+done
 start=$(date +%s)
 timeout "${BENCH_TIMEOUT:-420}" "$root/build-gpu/kernelopt" bench /tmp/families --out /tmp/families-bench \
   --workspace /tmp/families-ws --budget "${BUDGET:-4}" --trials 30 > "$out/bench.log" 2>&1

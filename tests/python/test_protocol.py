@@ -91,3 +91,17 @@ def test_the_tolerance_of_a_dtype_is_the_engines_never_the_workers():
     assert tolerance_for(torch.bfloat16, table) == (0.125, 0.0625)
     assert tolerance_for(torch.float64, table) == (1e-4, 2e-4)  # another floating dtype: float32's
     assert tolerance_for(torch.int32, table) == (0.0, 0.0)
+
+
+def test_an_error_wrapped_with_a_traceback_says_its_cause_in_its_one_line():
+    """Inductor's compile subprocess wraps the real error (here a static_assert of a rewrite's pinned block
+    size) under a traceback: the reply's line keeps its first line and adds the cause, its last."""
+    from torch._inductor.compile_worker.subproc_pool import SubprocException
+    from kernelopt.worker.server import _message
+    details = ('Traceback (most recent call last):\n  File "x.py", line 3, in <module>\n    compile()\n'
+               'triton.compiler.errors.CompilationError: at 12:4:\n    tl.static_assert(XBLOCK == 24576)\n    ^\n'
+               'Static assert failed')
+    line = _message(SubprocException(details))
+    assert line == "SubprocException: An exception occurred in a subprocess: [...] Static assert failed", line
+    assert _message(ValueError("one line")) == "ValueError: one line"
+    assert _message(ValueError("first\nsecond")) == "ValueError: first [...]"

@@ -184,7 +184,13 @@ def _message(exc):
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not lines:
         return type(exc).__name__
-    return lines[0] + (" [...]" if len(lines) > 1 else "")
+    if len(lines) == 1:
+        return lines[0]
+    # a wrapped exception (Inductor's compile subprocess: "An exception occurred in a subprocess:" and a
+    # traceback) names its cause only on its last line
+    if any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return f"{lines[0]} [...] {lines[-1].strip()}"
+    return lines[0] + " [...]"
 
 
 def _json_default(obj):
