@@ -133,10 +133,13 @@ std::vector<Candidate> RewriteFamilies::next(SearchState& state, const std::vect
     c.notes = a["notes"].get<std::string>();  // names the family
     c.config = t.tunable;
     for (const auto& [k, v] : a["meta"].items()) c.config[k] = v;
-    // the rewrite is written for these block sizes (the other meta-parameters may be tuned)
+    // the rewrite is written for these block sizes (the other meta-parameters may be tuned), and for those its
+    // family says it asserts (outer_loop's XBLOCK: a Tuner config moving it failed to compile on the H100)
     c.pinned = json::object();
+    const json family_pins = a.value("pinned", json::array());
     for (const auto& [k, v] : a["meta"].items()) {
-      if (k != "num_warps" && k != "num_stages" && k != "XBLOCK") c.pinned[k] = v;
+      const bool asserted = std::find(family_pins.begin(), family_pins.end(), json(k)) != family_pins.end();
+      if (asserted || (k != "num_warps" && k != "num_stages" && k != "XBLOCK")) c.pinned[k] = v;
     }
     spdlog::info("  {}: rewrite {}", t.kernel.name, c.notes);
     out.push_back(std::move(c));

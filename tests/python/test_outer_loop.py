@@ -47,6 +47,7 @@ def test_the_captured_affine_kernel_loops_over_the_samples_with_the_same_signatu
     assert "outer_loop" in FAMILIES
     cand = op_rewrite({"source": text, "families": ["outer_loop"]})["candidates"][0]
     assert cand["meta"] == {"XBLOCK": 32 * 1024, "num_warps": 4}
+    assert cand["pinned"] == ["XBLOCK"]  # the kernel asserts it: the Tuner must not move it
     assert "2 operand(s) of 8388608 elements" in cand["notes"] and "32 outer indices" in cand["notes"]
     facts = analyze_source(cand["code"])
     fn = next(f for f in facts["functions"] if f["name"] == NAME)

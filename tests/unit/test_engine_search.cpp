@@ -325,6 +325,25 @@ TEST_F(EngineSearch, RewriteFamiliesPinTheBlockSizesTheRewriteWasWrittenFor) {
   EXPECT_EQ(worker_.ops(), std::vector<std::string>{"rewrite"});
 }
 
+TEST_F(EngineSearch, AFamilyThatAssertsItsXblockKeepsItFromTheTuner) {
+  worker_.on("rewrite", [](const json&) {
+    return ok({{"skipped", json::array()},
+               {"candidates",
+                {{{"code", "def " + kKernel + "(): pass\n"},
+                  {"family", "outer_loop"},
+                  {"notes", "outer loop: 24 outer indices on a tile of 1024"},
+                  {"meta", {{"XBLOCK", 24576}, {"num_warps", 4}}},
+                  {"pinned", {"XBLOCK"}}}}}});
+  });
+  engine::SearchTarget target(*ctx_, module_, kernel(), baseline());
+  engine::SearchState state(target, engine::kernel_task(target, {}, ""), 4);
+  engine::RewriteFamilies rewrites;
+  auto candidates = rewrites.next(state, {});
+  ASSERT_EQ(candidates.size(), 1u);
+  // outer_loop's kernel asserts XBLOCK == 24 x 1024: the Tuner's XBLOCK=4096 failed to compile on the H100
+  EXPECT_EQ(candidates[0].pinned, json({{"XBLOCK", 24576}}));
+}
+
 TEST_F(EngineSearch, AKeptRewriteNamesItsFamilyInTheOutcomeAndItsAttempts) {
   answer_all_passing(worker_);
   const std::string source = util::read_file(std::string(KERNELOPT_SOURCE_DIR) + "/tests/fixtures/inductor/softmax.py");

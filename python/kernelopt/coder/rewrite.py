@@ -62,6 +62,10 @@ FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_ro
 ONLINE = ("block_online", "lane_online")
 AFTER_ONLINE = ("reverse_pass", "row_stream")
 
+# launch meta-parameters a family's kernel asserts (beyond its block sizes other than XBLOCK, which the engine
+# keeps for every family): the Tuner leaves them as proposed (outer_loop: XBLOCK = outer count x tile)
+PINS = {"outer_loop": ("XBLOCK",)}
+
 
 def _apply(family, source, args):
     """(code, meta, notes) of one family on source, else NotApplicable."""
@@ -87,7 +91,7 @@ def _apply(family, source, args):
 
 
 def op_rewrite(args):
-    """{source, reduction_hint, aten_ops?, families?, max_row?} -> {candidates: [{family, code, meta, notes}],
+    """{source, reduction_hint, aten_ops?, families?, max_row?} -> {candidates: [{family, code, meta, notes, pinned}],
     skipped: [{family, why}]}. `source` is one kernel function (decorators are ignored). Where one of ONLINE
     applies, each of AFTER_ONLINE that is wanted is tried on its output too ("block_online+reverse_pass")."""
     source = args["source"]
@@ -102,7 +106,8 @@ def op_rewrite(args):
         except SyntaxError as exc:
             out["skipped"].append({"family": family, "why": f"the kernel does not parse: {exc.msg}"})
             continue
-        out["candidates"].append({"family": family, "code": code, "meta": meta, "notes": notes})
+        out["candidates"].append({"family": family, "code": code, "meta": meta, "notes": notes,
+                                  "pinned": list(PINS.get(family, ()))})
     for online in [c for c in out["candidates"] if c["family"] in ONLINE]:
         for family in (f for f in AFTER_ONLINE if f in wanted):
             try:
@@ -110,5 +115,6 @@ def op_rewrite(args):
             except NotApplicable:
                 continue  # said already, or said for the kernel as captured
             out["candidates"].append({"family": f"{online['family']}+{family}", "code": code,
-                                      "meta": {**online["meta"], **meta}, "notes": f"{online['notes']}; then {notes}"})
+                                      "meta": {**online["meta"], **meta}, "notes": f"{online['notes']}; then {notes}",
+                                      "pinned": sorted(set(online["pinned"]) | set(PINS.get(family, ())))})
     return out
