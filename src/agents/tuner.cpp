@@ -238,6 +238,24 @@ bool fills_lines(std::int64_t run_bytes, const Space& space, const std::vector<s
   return true;
 }
 
+// A looped reduction over rows of elements narrower than fp32 (the artifact's row_element_bytes, 1 or 2):
+// Inductor picks its tile in elements, so each program holds fewer bytes in flight than over fp32 rows.
+// The factor a config's tile must grow by to hold the bytes of the fp32 tile (2 for bf16); 0 for any other kernel.
+std::int64_t narrow_row_factor(const json& kernel) {
+  const auto bytes = kernel.find("row_element_bytes");
+  if (bytes == kernel.end() || !bytes->is_number_integer() || kernel.value("kind", std::string()) != "reduction") return 0;
+  const auto b = bytes->get<std::int64_t>();
+  return b > 0 && b < 4 ? 4 / b : 0;
+}
+
+// XBLOCK * R0_BLOCK of a reduction's config (1 for a space without them).
+std::int64_t tile_of(const Space& space, const std::vector<std::int64_t>& values) {
+  std::int64_t tile = 1;
+  for (std::size_t i = 0; i < space.names.size(); ++i)
+    if (space.names[i] == "XBLOCK" || space.names[i] == "R0_BLOCK") tile *= std::max<std::int64_t>(values[i], 1);
+  return tile;
+}
+
 }  // namespace
 
 std::vector<json> tuner_space(const json& kernel, const json& current_config, int max_configs) {
@@ -276,6 +294,17 @@ std::vector<json> tuner_space(const json& kernel, const json& current_config, in
         ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(run_bytes, space, r.values); });
     const auto filling = static_cast<std::size_t>(filling_end - ranked.begin());
     const std::size_t first = std::min(filling, static_cast<std::size_t>((max_configs + 1) / 2));
+    std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(), nearer);
+  }
+
+  // Rows narrower than fp32 (and not interleaved): half of the configs (the nearest first) hold at least the
+  // bytes of the fp32 tile Inductor's choice was made for; the rest as ranked.
+  if (const std::int64_t factor = narrow_row_factor(kernel); factor > 0 && interleaved_row_bytes(kernel) == 0) {
+    const std::int64_t wide = tile_of(space, current) * factor;
+    const auto wide_end = std::stable_partition(ranked.begin(), ranked.end(),
+                                                [&](const Ranked& r) { return tile_of(space, r.values) >= wide; });
+    const auto wider = static_cast<std::size_t>(wide_end - ranked.begin());
+    const std::size_t first = std::min(wider, static_cast<std::size_t>((max_configs + 1) / 2));
     std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(), nearer);
   }
 
