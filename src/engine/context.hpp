@@ -5,9 +5,11 @@
 /// replies, so the search and its gates run without a worker.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +56,13 @@ struct Context {
   bool continuing = false;   ///< this run was started before (resume): reuse what it recorded
   store::Library* library = nullptr;  ///< the kernel library; null = none
   std::map<int, std::map<std::string, std::string>> fingerprints;  ///< module -> kernel -> library fingerprint
+  /// When the kernel search's allowance (--search-seconds) is spent; unset = no allowance (or not started).
+  std::optional<std::chrono::steady_clock::time_point> search_deadline;
+
+  /// The kernel search's allowance is spent: no further candidate is gated.
+  bool search_time_spent() const {
+    return search_deadline && std::chrono::steady_clock::now() >= *search_deadline;
+  }
 
   /// A worker request whose failure ends the run (capture, profile): throws
   /// UserError with the worker's one-line message.

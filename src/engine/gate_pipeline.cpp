@@ -227,7 +227,18 @@ void GatePipeline::gate_finalist(Candidate& c, const json& bench_args) {
   state_.accept(c, verify::estimate_speedup(kbase, kcand));
 }
 
+bool GatePipeline::out_of_time(std::size_t left) {
+  if (!state_.target.ctx.search_time_spent()) return false;
+  if (left > 0) {
+    spdlog::info("    {} candidate(s) not gated: the kernel search's {} s were spent (--search-seconds)", left,
+                 state_.target.ctx.options.search_seconds);
+  }
+  state_.out_of_time = true;
+  return true;
+}
+
 void GatePipeline::evaluate(std::vector<Candidate> batch) {
+  if (out_of_time(batch.size())) return;
   std::vector<Candidate> ready;
   for (auto& c : batch) {
     if (prepare(c)) ready.push_back(std::move(c));
@@ -244,7 +255,10 @@ void GatePipeline::evaluate(std::vector<Candidate> batch) {
   const std::vector<Candidate*> chosen = finalists(screened);
   spdlog::info("    screen: baseline {:.4f} ms, best {:.4f} ms ({}), {} finalist(s)", screened.front().screen_base_ms,
                screened.front().screen_ms, screened.front().label(), chosen.size());
-  for (Candidate* c : chosen) gate_finalist(*c, args);
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    if (out_of_time(chosen.size() - i)) return;  // a finalist's gates already started run to their end
+    gate_finalist(*chosen[i], args);
+  }
 }
 
 }  // namespace kernelopt::engine

@@ -35,6 +35,9 @@ class GatePipeline {
   void evaluate(std::vector<Candidate> batch);
 
  private:
+  /// The kernel search's allowance (--search-seconds) is spent: says how many candidates (`left`) go ungated
+  /// and marks the search stopped; false while time is left.
+  bool out_of_time(std::size_t left);
   /// Builds the candidate's source, records it, and runs gate 1 (and compilation).
   /// Returns false when the candidate is out (rejected now or earlier, reused, or a duplicate).
   bool prepare(Candidate& c);

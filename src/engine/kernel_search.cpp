@@ -112,6 +112,10 @@ report::KernelOutcome KernelSearch::decide() {
                   ? "no candidate could be evaluated"
                   : fmt::format("no candidate passed all four gates ({} evaluated{}{})", state_.used,
                                 tally.empty() ? "" : "; rejected ", tally);
+    if (state_.out_of_time) {
+      out.why += fmt::format("; the kernel search's {} s were spent (--search-seconds)",
+                             target_.ctx.options.search_seconds);
+    }
     return out;
   }
   target_.ctx.store.set_candidate_status(best->record.id, "kept");
@@ -125,12 +129,16 @@ report::KernelOutcome KernelSearch::decide() {
   out.library_entry = best->library_id;
   out.kernel_speedup = state_.estimate_of(*best);
   out.after_ms = out.kernel_speedup.candidate_median;
+  const std::string stopped = state_.out_of_time ? fmt::format(" (the kernel search's {} s were spent: the best that "
+                                                                "passed before)", target_.ctx.options.search_seconds)
+                                                  : "";
   out.why = best->origin == "library"
                 ? fmt::format("from the library (verified again): {}", best->notes)
             : best->code.empty()
                 ? fmt::format("launch config {} (was {})", best->label(), target_.baseline_label())
                 : fmt::format("rewritten by the {} ({}){}", origin_words(best->origin),
                               best->label(), best->notes.empty() ? "" : ": " + best->notes);
+  out.why += stopped;
   return out;
 }
 

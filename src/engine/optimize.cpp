@@ -156,7 +156,7 @@ size_t search_kernels(Context& ctx, const std::vector<artifact::Module>& modules
         std::optional<store::Library> library;
         if (ctx.library) library.emplace(store::Library::open(ctx.library->path()));
         Context c{ctx.options, ctx.input, own_link ? static_cast<WorkerLink&>(*own_link) : ctx.worker, st, ctx.run_id, ctx.out, ctx.base_args, ctx.llm,
-                  ctx.continuing, library ? &*library : nullptr, ctx.fingerprints};
+                  ctx.continuing, library ? &*library : nullptr, ctx.fingerprints, ctx.search_deadline};
         for (size_t k = next++; k < order.size(); k = next++) search(c, order[k], static_cast<int>(i));
       } catch (...) {
         errors[i] = std::current_exception();
@@ -441,7 +441,12 @@ std::vector<std::map<std::string, std::string>> tune_kernels(Context& ctx, const
                                                              report::Report& rep, const std::vector<SearchJob>& jobs,
                                                              const std::vector<std::string>& gpus,
                                                              std::map<std::string, worker::RequestTime>& other_workers) {
-  spdlog::info("[3/5] tuning: {} kernel(s) planned", jobs.size());
+  spdlog::info("[3/5] tuning: {} kernel(s) planned{}", jobs.size(),
+               ctx.options.search_seconds > 0 ? fmt::format(", within {} s (--search-seconds)", ctx.options.search_seconds)
+                                              : "");
+  if (ctx.options.search_seconds > 0) {
+    ctx.search_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(ctx.options.search_seconds);
+  }
   rep.cost.workers = static_cast<int>(search_kernels(ctx, modules, rep, jobs, gpus, other_workers));
   std::vector<std::map<std::string, std::string>> winners(modules.size());
   for (const auto& mr : rep.modules) {

@@ -47,6 +47,8 @@ struct OptimizeOptions {
   bool decisions = false;                    ///< search whole-model decisions before the kernels (engine/decisions.hpp)
   int decisions_seconds = 60;                ///< the decision search's time allowance, s (0 = none): a decision
                                              ///< not started or not finished within it is skipped
+  int search_seconds = 0;                    ///< the kernel search's time allowance over all kernels, s (0 = none):
+                                             ///< once spent, no further candidate is gated; what passed is kept
   bool resume = false;                       ///< continue the run recorded in out_dir (kernelopt resume)
   std::string gpus = "1";                    ///< workers searching kernels at once, one per GPU: N or "all"
 

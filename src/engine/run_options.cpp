@@ -24,7 +24,7 @@ json saved_options(const OptimizeOptions& o) {
           {"request_timeout_s", o.request_timeout_s}, {"final_error_ratio", o.final_error_ratio},
           {"input_kind", o.input_kind}, {"llm", agents::to_json(o.llm)}, {"coder_candidates", o.coder_candidates},
           {"repair_rounds", o.repair_rounds}, {"helion_kernel", o.helion_kernel},
-          {"helion_autotune", o.helion_autotune}, {"gpus", o.gpus}};
+          {"helion_autotune", o.helion_autotune}, {"gpus", o.gpus}, {"search_seconds", o.search_seconds}};
   if (o.decisions) {  // absent without --decisions: options.json as before
     j["decisions"] = true;
     j["decisions_seconds"] = o.decisions_seconds;
@@ -107,6 +107,7 @@ OptimizeOptions load_run_options(const fs::path& run_dir) {
     o.check_repeats = f.get<int>("check_repeats", 3);
     o.decisions = f.get<bool>("decisions", false);
     o.decisions_seconds = f.get<int>("decisions_seconds", 0);  // runs from before the allowance had none
+    o.search_seconds = f.get<int>("search_seconds", 0);  // runs from before the allowance had none
     o.budget = f.get<int>("budget");
     o.gate_top_k = f.get<int>("gate_top_k");
     o.screen_trials = f.get<int>("screen_trials");

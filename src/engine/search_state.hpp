@@ -38,6 +38,7 @@ struct SearchState {
   std::vector<Repair> repairs;  ///< failed LLM candidates the Repairer may still fix
   std::vector<Candidate> passed;  ///< passed all four gates
   std::map<std::int64_t, verify::SpeedupEstimate> estimates;  ///< kernel speedup of each passed candidate
+  bool out_of_time = false;     ///< the kernel search's allowance (--search-seconds) stopped this search
 
   int left() const { return budget - used; }
   verify::SpeedupEstimate estimate_of(const Candidate& c) const { return estimates.at(c.record.id); }

@@ -469,3 +469,15 @@ def test_sigint_leaves_one_message_and_the_run_resumable_and_a_finished_run_is_l
     inspect = run_cli([kernelopt, "inspect", str(out)], tmp_path)
     assert inspect.returncode == 0, inspect.stderr
     assert "gelu_kernel" in inspect.stdout and "Launches" in inspect.stdout, inspect.stdout
+
+
+def test_the_kernel_search_allowance_is_said_recorded_for_resume_and_checked(kernelopt, tmp_path):
+    """--search-seconds: the progress line names it, options.json keeps it (resume reads it back), and a negative
+    value is one line. (The allowance ending a search is tests/unit/test_engine_search.cpp's: no timed test.)"""
+    out = tmp_path / "run"
+    proc = run_cli(kernel_argv(kernelopt, TARGET, out, tmp_path / "ws", "--search-seconds", "600"), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "within 600 s (--search-seconds)" in proc.stderr, proc.stderr[-3000:]
+    assert json.loads((out / "options.json").read_text())["search_seconds"] == 600
+    bad = run_cli(kernel_argv(kernelopt, TARGET, tmp_path / "bad", tmp_path / "ws", "--search-seconds", "-1"), tmp_path)
+    assert "--search-seconds" in one_line(bad, code=bad.returncode or 2)

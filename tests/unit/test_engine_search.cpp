@@ -3,6 +3,8 @@
 // shaped like the real worker's replies (python/kernelopt/worker/ops.py).
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <filesystem>
 #include <functional>
 #include <algorithm>
@@ -224,6 +226,31 @@ TEST_F(EngineSearch, ACandidatePassingEveryGateIsKeptWithItsVerdicts) {
     gates_passed.push_back(v.gate);
   }
   EXPECT_EQ(gates_passed, (std::vector<std::string>{"static", "correctness", "model", "performance"}));
+}
+
+TEST_F(EngineSearch, ASpentSearchAllowanceGatesNothingMoreAndKeepsWhatPassed) {
+  answer_all_passing(worker_);
+  options_.search_seconds = 30;
+  engine::SearchTarget target(*ctx_, module_, kernel(), baseline());
+  engine::SearchState state(target, engine::kernel_task(target, {}, ""), 8);
+  engine::GatePipeline gates(state);
+  gates.evaluate({tuner_config(1024)});  // time left: through every gate
+  ASSERT_EQ(state.passed.size(), 1u);
+  EXPECT_FALSE(state.out_of_time);
+  const auto before = worker_.ops().size();
+  ctx_->search_deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);  // the 30 s are spent
+  gates.evaluate({tuner_config(512)});
+  EXPECT_EQ(worker_.ops().size(), before);  // not even screened
+  EXPECT_TRUE(state.out_of_time);
+  EXPECT_EQ(state.used, 1);
+  EXPECT_EQ(state.passed.size(), 1u);  // what passed before stays
+  // the whole search: the kept winner says the allowance stopped the search
+  const auto outcome = engine::search_kernel(*ctx_, module_, kernel(), baseline(), 4, {}, "");
+  EXPECT_EQ(outcome.status, "kept baseline");
+  EXPECT_NE(outcome.why.find("the kernel search's 30 s were spent (--search-seconds)"), std::string::npos) << outcome.why;
+  // no allowance (0, the default): never spent, whatever the clock says
+  ctx_->search_deadline.reset();
+  EXPECT_FALSE(ctx_->search_time_spent());
 }
 
 TEST_F(EngineSearch, MismatchesInTheCheckRejectAtTheCorrectnessGateWithTheReason) {

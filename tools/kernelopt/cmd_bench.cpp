@@ -61,6 +61,7 @@ std::vector<std::string> child_args(const bench::BenchOptions& c) {
   if (!c.filter.empty()) a.insert(a.end(), {"--filter", c.filter});
   if (c.level > 0) a.insert(a.end(), {"--level", std::to_string(c.level)});
   if (p.decisions) a.insert(a.end(), {"--decisions", "--decisions-seconds", std::to_string(p.decisions_seconds)});
+  if (p.search_seconds > 0) a.insert(a.end(), {"--search-seconds", std::to_string(p.search_seconds)});
   return a;
 }
 
@@ -111,6 +112,10 @@ Runner add_bench(CLI::App& app) {
                 "add torch.compile default, the best torch.compile mode, kernelopt without and with decisions");
   sub->add_option("--decisions-seconds", o->optimize.decisions_seconds,
                   "with --decisions: seconds each problem's decision search may take (0 = no limit)")
+      ->capture_default_str()->check(CLI::Range(0, 86400));
+  sub->add_option("--search-seconds", o->optimize.search_seconds,
+                  "seconds each problem's kernel search may take (0 = no limit): then no further candidate is "
+                  "gated, what passed is kept and verified end to end")
       ->capture_default_str()->check(CLI::Range(0, 86400));
   sub->add_option("--timeout", o->optimize.request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));

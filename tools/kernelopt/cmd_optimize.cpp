@@ -173,6 +173,10 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
       ->capture_default_str()->check(CLI::Range(10, 100000));
   sub->add_option("--timeout", opts->request_timeout_s, "seconds one worker request may take")
       ->capture_default_str()->check(CLI::Range(1, 86400));
+  sub->add_option("--search-seconds", opts->search_seconds,
+                  "seconds the kernel search may take over all kernels (0 = no limit): then no further candidate is "
+                  "gated, what passed is kept and verified end to end")
+      ->capture_default_str()->check(CLI::Range(0, 86400));
   sub->add_option("--gpus", opts->gpus,
                   "workers searching kernels at once, one per GPU (N or all; the first N of CUDA_VISIBLE_DEVICES, "
                   "else of nvidia-smi -L); with --device cpu, N workers on the CPU")
