@@ -33,7 +33,7 @@ for p in "$@"; do  # each problem under its own level's folder, so bench.json co
 done
 start=$(date +%s)
 timeout "${BENCH_TIMEOUT:-420}" "$root/build-gpu/kernelopt" bench /tmp/families --out /tmp/families-bench \
-  --workspace /tmp/families-ws --budget "${BUDGET:-4}" --trials 30 > "$out/bench.log" 2>&1
+  --workspace /tmp/families-ws --budget "${BUDGET:-4}" --trials 30 --search-seconds "${SEARCH_SECONDS:-60}" > "$out/bench.log" 2>&1
 echo "bench rc $? in $(( $(date +%s) - start )) s"
 tail -4 "$out/bench.log"
 cp /tmp/families-bench/bench.json /tmp/families-bench/bench.md "$out/" 2>/dev/null

@@ -2,7 +2,8 @@
 # One shard of a level of the suite, on the GPU machine: `kernelopt bench bench/problems --level L --shard i/n`,
 # so that calls of under 10 minutes each cover a level; merge with `kernelopt bench-merge`. Writes under OUT:
 # gpu.txt, LEVEL-i.log, LEVEL-i.json / .md (the bench), LEVEL-i-reports.tgz (each problem's report.json/.md).
-# usage: bench/gpu/shard.sh OUT LEVEL i/n   (BUDGET, default 4; BENCH_TIMEOUT seconds, default 420; NSIGHT=N
+# usage: bench/gpu/shard.sh OUT LEVEL i/n   (BUDGET, default 4; SEARCH_SECONDS, each problem's kernel-search allowance,
+# default 60; BENCH_TIMEOUT seconds, default 420; NSIGHT=N
 # adds Nsight Compute figures for the N kernels that lose the most time: LEVEL-i-nsight.md, LEVEL-i-nsight.tgz,
 # within NSIGHT_TIMEOUT (200 s): then give BENCH_TIMEOUT 330 or less, so that the call stays under 10 minutes)
 set -uo pipefail
@@ -14,7 +15,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 python3 -c "import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__)" | tee -a "$out/gpu.txt"
 start=$(date +%s)
 timeout "${BENCH_TIMEOUT:-420}" "$root/build-gpu/kernelopt" bench "$root/bench/problems" --level "$level" --shard "$shard" \
-  --out "/tmp/$tag" --workspace "/tmp/$tag-ws" --budget "${BUDGET:-4}" --trials 30 > "$out/$tag.log" 2>&1
+  --out "/tmp/$tag" --workspace "/tmp/$tag-ws" --budget "${BUDGET:-4}" --trials 30 --search-seconds "${SEARCH_SECONDS:-60}" > "$out/$tag.log" 2>&1
 echo "bench rc $? in $(( $(date +%s) - start )) s"
 tail -3 "$out/$tag.log"
 cp "/tmp/$tag/bench.json" "$out/$tag.json"; cp "/tmp/$tag/bench.md" "$out/$tag.md"
