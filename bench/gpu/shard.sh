@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One shard of a level of the suite, on the GPU machine: `kernelopt bench bench/problems --level L --shard i/n`,
 # so that calls of under 10 minutes each cover a level; merge with `kernelopt bench-merge`. Writes under OUT:
-# gpu.txt, LEVEL-i.log, LEVEL-i.json / .md (the bench), LEVEL-i-reports.tgz (each problem's report.json/.md).
+# gpu.txt, LEVEL-i.log, LEVEL-i.json / .md (the bench), LEVEL-i-reports.tgz (each problem's report.json/.md);
+# with the three Nsight files, the 8 files the device tool brings back: a caller writes nothing else to OUT.
 # usage: bench/gpu/shard.sh OUT LEVEL i/n   (BUDGET, default 4; SEARCH_SECONDS, each problem's kernel-search allowance,
 # default 60; BENCH_TIMEOUT seconds, default 420; NSIGHT=N
 # adds Nsight Compute figures for the N kernels that lose the most time: LEVEL-i-nsight.md, LEVEL-i-nsight.tgz,
