@@ -213,7 +213,9 @@ json decision_columns(const json& report) {
     best_mode = "default";
   }
   const json& e = member(report, "end_to_end");
+  const json& dropped = member(d, "dropped");  // passed its gates; the end-to-end check dropped it
   return {{"kept", d.value("kept", "default")},
+          {"dropped", dropped.is_object() ? json(dropped.value("name", "")) : json(nullptr)},
           {"compile_default_ms", default_ms > 0 ? json(default_ms) : json(nullptr)},
           {"best_mode", best_mode},
           {"best_mode_ms", best_ms > 0 ? json(best_ms) : json(nullptr)},

@@ -196,8 +196,10 @@ std::string decisions_table(const json& problems, const json& overall) {
     if (!r.contains("decisions") || !r["decisions"].is_object()) continue;
     const json& d = r["decisions"];
     const json& without = member(d, "without_decisions");
+    const std::string dropped = string_or_empty(d, "dropped");
+    const std::string kept = string_or_empty(d, "kept") + (dropped.empty() ? "" : " (" + dropped + " dropped end to end)");
     md += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} |\n", r["problem"].get<std::string>(),
-                      string_or_empty(d, "kept"), num(d, "compile_default_ms", "{:.4f}"),
+                      kept, num(d, "compile_default_ms", "{:.4f}"),
                       num(d, "best_mode_ms", "{:.4f}"), string_or_empty(d, "best_mode"),
                       num(without, "speedup", "{:.3f}x"), num(r, "speedup", "{:.3f}x"), num(d, "with_decisions_ms", "{:.4f}"),
                       num(d, "speedup_vs_best_mode", "{:.3f}x"), num(d, "search_s", "{:.0f}"));

@@ -73,6 +73,13 @@ TEST(ReportBenchMarkdown, DecisionsTableOnlyWhereRowsSearchedThem) {
   EXPECT_NE(md2.find("geomean over torch.compile default"), std::string::npos) << md2;
   EXPECT_NE(md2.find("1.050 without"), std::string::npos) << md2;
   EXPECT_NE(md.find("Whole-model decisions"), std::string::npos);
+  // a decision the end-to-end check dropped: the row keeps default and says which was dropped
+  report["decisions"]["kept"] = "default";
+  report["decisions"]["dropped"] = {{"name", "cudagraphs"}, {"why", "the end-to-end check did not pass"}};
+  rows = {bench_row("level1/softmax.py", report, "")};
+  EXPECT_EQ(rows[0]["decisions"]["dropped"], "cudagraphs");
+  const std::string md3 = bench_markdown({{"problems", rows}, {"aggregate", aggregate(rows)}, {"shard", "1/1"}});
+  EXPECT_NE(md3.find("| level1/softmax.py | default (cudagraphs dropped end to end) |"), std::string::npos) << md3;
 }
 
 TEST(ReportBenchMarkdown, KernelsUnderTheBarGetTheirOwnTableWithReasons) {
