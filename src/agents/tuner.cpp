@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -287,24 +288,22 @@ std::vector<json> tuner_space(const json& kernel, const json& current_config, in
   };
   std::sort(ranked.begin(), ranked.end(), nearer);
 
-  // Rows that interleave in memory: half of the configs (the nearest first) are programs of adjacent rows
-  // that fill whole lines, which a sweep near Inductor's one-row programs would not reach; the rest as ranked.
+  // At most one preference moves configs the nearest-first sweep would not reach into the first half (the
+  // nearest of them first; the rest as ranked): rows that interleave in memory get programs of adjacent rows
+  // that fill whole lines; rows narrower than fp32 get tiles holding the bytes of the fp32 tile Inductor's
+  // choice was made for.
+  std::function<bool(const std::vector<std::int64_t>&)> preferred;
   if (const std::int64_t run_bytes = interleaved_row_bytes(kernel); run_bytes > 0) {
-    const auto filling_end = std::stable_partition(
-        ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(run_bytes, space, r.values); });
-    const auto filling = static_cast<std::size_t>(filling_end - ranked.begin());
-    const std::size_t first = std::min(filling, static_cast<std::size_t>((max_configs + 1) / 2));
-    std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(), nearer);
-  }
-
-  // Rows narrower than fp32 (and not interleaved): half of the configs (the nearest first) hold at least the
-  // bytes of the fp32 tile Inductor's choice was made for; the rest as ranked.
-  if (const std::int64_t factor = narrow_row_factor(kernel); factor > 0 && interleaved_row_bytes(kernel) == 0) {
+    preferred = [&space, run_bytes](const std::vector<std::int64_t>& v) { return fills_lines(run_bytes, space, v); };
+  } else if (const std::int64_t factor = narrow_row_factor(kernel); factor > 0) {
     const std::int64_t wide = tile_of(space, current) * factor;
-    const auto wide_end = std::stable_partition(ranked.begin(), ranked.end(),
-                                                [&](const Ranked& r) { return tile_of(space, r.values) >= wide; });
-    const auto wider = static_cast<std::size_t>(wide_end - ranked.begin());
-    const std::size_t first = std::min(wider, static_cast<std::size_t>((max_configs + 1) / 2));
+    preferred = [&space, wide](const std::vector<std::int64_t>& v) { return tile_of(space, v) >= wide; };
+  }
+  if (preferred) {
+    const auto preferred_end =
+        std::stable_partition(ranked.begin(), ranked.end(), [&](const Ranked& r) { return preferred(r.values); });
+    const std::size_t first = std::min(static_cast<std::size_t>(preferred_end - ranked.begin()),
+                                       static_cast<std::size_t>((max_configs + 1) / 2));
     std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(), nearer);
   }
 

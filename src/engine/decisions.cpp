@@ -12,6 +12,7 @@
 
 #include "engine/context.hpp"
 #include "engine/run_dir.hpp"
+#include "report/report.hpp"
 #include "verify/model_gate.hpp"
 
 namespace kernelopt::engine {
@@ -390,7 +391,7 @@ json decisions_before_capture(Context& ctx, RunDir& run_dir) {
 }
 
 std::string decision_unconfirmed_why(const json& decisions, bool passed, const verify::SpeedupEstimate& e2e) {
-  if (!decisions.is_object() || decisions.value("kept", "default") == "default") return "";
+  if (report::kept_decision(decisions).empty()) return "";
   if (!passed) return "the end-to-end check did not pass";
   if (e2e.speedup < 1.0) {
     return fmt::format("end to end {:.3f}x [{:.3f}, {:.3f}] is not faster than torch.compile default", e2e.speedup,

@@ -500,16 +500,15 @@ void verify_end_to_end(Context& ctx, const std::vector<artifact::Module>& module
   // a kept whole-model decision meets the same rule, on what is left: verified and not slower than default
   if (const std::string why = decision_unconfirmed_why(rep.decisions, rep.end_to_end.passed, rep.end_to_end.speedup);
       !why.empty()) {
-    spdlog::warn("decision {} dropped ({}); keeping torch.compile default", rep.decisions.value("kept", "?"), why);
+    spdlog::warn("decision {} dropped ({}); keeping torch.compile default", report::kept_decision(rep.decisions), why);
     rep.decisions = drop_kept_decision(rep.decisions, why);
-    run_dir.set_decision({{"kept", "default"}, {"settings", json::object()}});
+    run_dir.set_decision({{"kept", rep.decisions["kept"]}, {"settings", rep.decisions["settings"]}});
     run_dir.write_manifest();
     ctx.base_args.erase("compile_settings");
     rep.end_to_end = final_check(ctx, run_dir);
   }
-  rep.kernels_kept = run_dir.any_optimized();
   // a dropped decision leaves no kernel behind: kernels are reverted before the decision is judged
-  rep.improved = rep.kernels_kept || (rep.decisions.is_object() && rep.decisions.value("kept", "default") != "default");
+  rep.kernels_kept = run_dir.any_optimized();
 }
 
 /// report.json and report.md written, the run marked done in the store; returns report.json.

@@ -28,13 +28,6 @@ std::string baseline_name(const std::string& input_kind) {
   return "torch.compile";
 }
 
-/// The kept whole-model decision's name; "" without --decisions or when default was kept.
-std::string kept_decision(const Report& r) {
-  if (!r.decisions.is_object()) return "";
-  const std::string kept = r.decisions.value("kept", "default");
-  return kept == "default" ? "" : kept;
-}
-
 /// What the end-to-end check undid: the optimized kernels, a kept decision (both with why); "" when nothing.
 std::string reverted(const Report& r) {
   std::string out = r.reverted_why.empty() ? "" : "; the optimized kernels were reverted: " + r.reverted_why;
@@ -48,12 +41,12 @@ std::string reverted(const Report& r) {
 std::string headline(const Report& r) {
   const auto& e = r.end_to_end;
   const std::string base = baseline_name(r.input_kind);
-  if (!r.improved) {
+  if (!r.improved()) {
     return fmt::format("baseline kept (byte-identical to {}{}){}", base, r.input_kind == "module" ? "'s output" : "",
                        reverted(r));
   }
   // a kept decision is part of what is measured: the baseline is torch.compile default either way
-  const std::string decision = kept_decision(r);
+  const std::string decision = kept_decision(r.decisions);
   std::string what = decision.empty() ? ""
                      : r.kernels_kept ? fmt::format("; decision {} kept, with the optimized kernels", decision)
                                       : fmt::format("; decision {} kept, no kernel rewritten", decision);
@@ -72,6 +65,12 @@ double seconds_of(const RunCost& c, const char* const* ops, size_t n) {
 }
 
 }  // namespace
+
+std::string kept_decision(const json& decisions) {
+  if (!decisions.is_object()) return "";
+  const std::string kept = decisions.value("kept", "default");
+  return kept == "default" ? "" : kept;
+}
 
 json cost_json(const RunCost& c, int candidates_screened, int candidates_gated) {
   json requests = json::object();
@@ -212,7 +211,7 @@ json to_json(const Report& r) {
   }
   json cost = cost_json(r.cost, screened, gated);
   json memory = memory_json(cost, r.problem_work);
-  json summary = {{"headline", headline(r)}, {"improved", r.improved}, {"kernels_kept", r.kernels_kept}, {"kernels", kernels},
+  json summary = {{"headline", headline(r)}, {"improved", r.improved()}, {"kernels_kept", r.kernels_kept}, {"kernels", kernels},
                   {"kernels_improved", improved}, {"correct", e.passed}, {"memory", memory}};
   json out = {{"kernelopt", util::version()}, {"problem", r.problem}, {"problem_hash", r.problem_hash},
           {"out_dir", r.out_dir}, {"versions", r.versions}, {"options", r.options}, {"summary", summary},

@@ -100,12 +100,15 @@ double ceiling_saving_ms(const std::vector<KernelWork>& kernels, double bandwidt
 /// The ceiling of a call of `ms` that could save `saving_ms`: ms / (ms - saving_ms).
 double ceiling(double ms, double saving_ms);
 
+/// The kept whole-model decision's name in report.json's "decisions" ({"kept", ...}); "" without --decisions
+/// or when default was kept (or the end-to-end check dropped the kept one).
+std::string kept_decision(const nlohmann::json& decisions);
+
 struct Report {
   std::string problem, problem_hash, out_dir;
   nlohmann::json versions, options;
   std::vector<ModuleReport> modules;
   EndToEnd end_to_end;
-  bool improved = false;       ///< the emitted model differs from torch.compile default: kernels or a kept decision
   bool kernels_kept = false;   ///< optimized kernels are in the emitted model (after the end-to-end check)
   std::string reverted_why;      ///< set when the end-to-end check undid the optimized modules
   /// When the optimized modules' own end-to-end check did not pass or could not run (they were reverted):
@@ -120,6 +123,9 @@ struct Report {
   /// (engine/decisions.hpp); null without it, and then report.json has no "decisions" key
   nlohmann::json decisions;
   RunCost cost;
+
+  /// The emitted model differs from torch.compile default: optimized kernels, or a kept decision.
+  bool improved() const { return kernels_kept || !kept_decision(decisions).empty(); }
 };
 
 /// report.json's "cost": wall_s, gpu_s (kGpuOps' time), compile_s (kCompileOps'), worker_s (every request and

@@ -248,9 +248,6 @@ TEST_F(EngineSearch, ASpentSearchAllowanceGatesNothingMoreAndKeepsWhatPassed) {
   const auto outcome = engine::search_kernel(*ctx_, module_, kernel(), baseline(), 4, {}, "");
   EXPECT_EQ(outcome.status, "kept baseline");
   EXPECT_NE(outcome.why.find("the kernel search's 30 s were spent (--search-seconds)"), std::string::npos) << outcome.why;
-  // no allowance (0, the default): never spent, whatever the clock says
-  ctx_->search_deadline.reset();
-  EXPECT_FALSE(ctx_->search_time_spent());
 }
 
 TEST_F(EngineSearch, MismatchesInTheCheckRejectAtTheCorrectnessGateWithTheReason) {

@@ -190,7 +190,6 @@ TEST(Report, TheHeadlineNamesAKeptDecisionAndWhatTheCheckDropped) {
   r.end_to_end.optimized_ms = 3.7449;
   r.decisions = {{"kept", "channels_last"}, {"settings", {{"channels_last", true}}}, {"tried", json::array()}};
   // the level-3 MobileNet stage on the H100: channels_last kept, no kernel rewrite passed (it read "baseline kept")
-  r.improved = true;
   r.kernels_kept = false;
   json j = to_json(r);
   EXPECT_EQ(j["summary"]["headline"], "1.011x vs torch.compile [1.004, 1.015] (3.7877 -> 3.7449 ms median), correct "
@@ -200,7 +199,7 @@ TEST(Report, TheHeadlineNamesAKeptDecisionAndWhatTheCheckDropped) {
   EXPECT_NE(to_json(r)["summary"]["headline"].get<std::string>().find("decision channels_last kept, with the optimized kernels"),
             std::string::npos);
   // dropped by the end-to-end check: torch.compile default, and the headline says why
-  r.improved = r.kernels_kept = false;
+  r.kernels_kept = false;
   r.decisions["kept"] = "default";
   r.decisions["dropped"] = {{"name", "channels_last"}, {"why", "the end-to-end check did not pass"}};
   EXPECT_EQ(to_json(r)["summary"]["headline"], "baseline kept (byte-identical to torch.compile's output); decision "

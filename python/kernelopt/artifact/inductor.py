@@ -164,6 +164,30 @@ _ELEMENT_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, 
                   "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
 
 
+def _along_row(fn):
+    """The names whose values move with r0_index (a position along the reduction's row)."""
+    along = {"r0_index"}
+    for node in ast.walk(fn):
+        name, v = assign_of(node)
+        if name is not None and names_in(v) & along:
+            along.add(name)
+    return along
+
+
+def _streamed(fn, ops):
+    """The calls of `ops` (tl.load, tl.store) whose address moves along the row: the row streamed, not a per-row
+    value such as the reduction's result."""
+    along = _along_row(fn)
+    return [call for call in ast.walk(fn)
+            if isinstance(call, ast.Call) and _call_name(call.func) in ops and call.args
+            and names_in(call.args[0]) & along]
+
+
+def _element_bytes(signature, pointer):
+    """The element size of a pointer parameter (`*bf16` -> 2); None when unknown."""
+    return _ELEMENT_BYTES.get(str(signature.get(pointer, "")).lstrip("*"))
+
+
 def _row_run_bytes(fn, signature):
     """For a looped reduction whose rows interleave in memory (a group norm over channels-last data: each
     row's 8 channels of a pixel, then the next row's 8): the bytes of one row that lie together before the
@@ -172,13 +196,11 @@ def _row_run_bytes(fn, signature):
     the row index through exactly one term `c * col` (col = xindex or xindex % K) and, for c > 1, hold a
     term `r0_index % c`; other terms may read the row only through `xindex // K`. The Tuner uses it to
     prefer programs of several adjacent rows, whose reads then fill whole 128-byte lines."""
-    cols, row_mods, along, other = {"xindex"}, {}, {"r0_index"}, set()
+    cols, row_mods, other = {"xindex"}, {}, set()
     for node in ast.walk(fn):
         name, v = assign_of(node)
         if name is None:
             continue
-        if names_in(v) & along:
-            along.add(name)
         if isinstance(v, ast.Name) and v.id == "xindex" or by_constant(v, "xindex", ast.Mod) is not None:
             cols.add(name)
         elif by_constant(v, "xindex", ast.FloorDiv) is not None:
@@ -188,12 +210,8 @@ def _row_run_bytes(fn, signature):
         elif name != "xindex" and names_in(v) & (cols | other):
             other.add(name)  # the row index used some other way (a mask is harmless; an address is not)
     found = []
-    for call in ast.walk(fn):
-        if not (isinstance(call, ast.Call) and _call_name(call.func) in ("tl.load", "tl.store") and call.args):
-            continue
+    for call in _streamed(fn, ("tl.load", "tl.store")):
         terms = sum_terms(call.args[0])
-        if not names_in(call.args[0]) & along:
-            continue  # a per-row value (the reduction's result), not the row streamed
         coefficients, mods, pointer = [], set(), None
         for t in terms:
             if isinstance(t, ast.Name) and t.id in signature:
@@ -212,7 +230,7 @@ def _row_run_bytes(fn, signature):
         c = coefficients[0]
         if c > 1 and c not in mods:
             return None  # rows c apart whose own elements are not the c between them
-        size = _ELEMENT_BYTES.get(str(signature.get(pointer, "")).lstrip("*"))
+        size = _element_bytes(signature, pointer)
         if size is None:
             return None
         found.append(c * size)
@@ -224,19 +242,10 @@ def _row_element_bytes(fn, signature):
     moves with r0_index), when they all load one size; None otherwise. Inductor sizes R0_BLOCK in elements, so a
     program over bf16 rows has half the bytes in flight of one over fp32 rows (level-1 half-precision reductions
     sat at 32-57% of the bandwidth on the H200, fp32 ones at 65-100%): the Tuner tries wider tiles first."""
-    along = {"r0_index"}
-    for node in ast.walk(fn):
-        name, v = assign_of(node)
-        if name is not None and names_in(v) & along:
-            along.add(name)
     sizes = set()
-    for call in ast.walk(fn):
-        if not (isinstance(call, ast.Call) and _call_name(call.func) == "tl.load" and call.args):
-            continue
-        if not names_in(call.args[0]) & along:
-            continue  # a per-row or per-program value, not the row streamed
+    for call in _streamed(fn, ("tl.load",)):
         pointers = [t.id for t in sum_terms(call.args[0]) if isinstance(t, ast.Name) and t.id in signature]
-        size = _ELEMENT_BYTES.get(str(signature.get(pointers[0], "")).lstrip("*")) if len(pointers) == 1 else None
+        size = _element_bytes(signature, pointers[0]) if len(pointers) == 1 else None
         if size is None:
             return None
         sizes.add(size)
