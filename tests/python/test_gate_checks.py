@@ -392,3 +392,55 @@ def test_gate_3_records_a_reference_that_raised_but_raises_the_device_running_ou
     with pytest.raises(torch.OutOfMemoryError):
         compare_outputs(base, cand, TOL, reference_raising(torch.OutOfMemoryError("CUDA out of memory")),
                         error_line=line)
+
+
+HALVES_COMPILE = """
+import sys
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import triton
+sys.path.insert(0, "tests/python")
+from interpreted import HEADER
+from test_window_rows import kernel_function
+from kernelopt.device import kernels
+from kernelopt.gates.launches import program_halves
+name, text = kernel_function("tests/fixtures/inductor/survey-h200/level1__64_softmax_fp16_long_row/module0.py")
+upper, lower = program_halves(HEADER + text, name)
+head = next(line for line in upper.splitlines(keepends=True) if "kernelopt gate 2" in line)
+consts = "    xnumel = 8192\\n    r0_numel = 262144\\n"
+assert consts + head in upper, upper  # Inductor's static sizes stay before the branch
+wrapped = upper.replace(consts, "").replace(head, head + "    " + consts.replace("\\n    ", "\\n        "))
+signature = {"in_ptr0": "*fp16", "out_ptr2": "*fp16", "xnumel": "i64", "r0_numel": "i64", "XBLOCK": "constexpr",
+             "R0_BLOCK": "constexpr"}  # the capture's own: Inductor indexes 8192 x 262144 elements in 64 bits
+for label, source in (("upper", upper), ("lower", lower), ("wrapped", wrapped)):
+    jit = kernels.load_kernel_source(source, name)
+    try:
+        triton.compile(ASTSource(jit, signature=signature, constexprs={"XBLOCK": 1, "R0_BLOCK": 2048}),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 16})
+        print(label, "compiled")
+    except FileNotFoundError as exc:  # no ptxas beside Triton
+        print("SKIP", exc)
+        sys.exit(0)
+    except Exception as exc:
+        print(label, "rejected", str(exc).strip().splitlines()[-1][:200])
+"""
+
+
+def test_program_halves_of_a_64_bit_indexed_kernel_compile_for_an_h100():
+    """The H100 rejected every candidate of level1/64's kernel in gate 2 (2026-12-07): its halves copies rebound
+    the int64 `xnumel` argument to an int32 literal inside the branch. Triton's own compiler (no GPU needed) takes
+    both copies of the real capture to PTX; the copy wrapped the old way is rejected with the GPU's error."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.path.join(root, "python")
+    out = subprocess.run([sys.executable, "-c", HALVES_COMPILE], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    if out.stdout.startswith("SKIP"):
+        pytest.skip(out.stdout.strip())
+    lines = out.stdout.strip().splitlines()
+    assert lines[:2] == ["upper compiled", "lower compiled"], out.stdout
+    assert lines[2].startswith("wrapped rejected") and "redefines it as int32" in lines[2], out.stdout

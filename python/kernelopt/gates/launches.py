@@ -270,6 +270,9 @@ def program_halves(source, kernel):
     program of one half finished before any program of the other starts: a result that depends on
     which of two programs runs first shows where the halves meet. On a GPU, programs of a small
     grid run side by side, so such a race rarely loses there otherwise.
+    The body's leading constant assignments (Inductor's static `xnumel = 8192`) stay before the `if`: Triton
+    rejects a branch that rebinds a parameter with another type (an int64 `xnumel` argument, as Inductor passes
+    for kernels indexed in 64 bits, rebound to an int32 literal), which failed every candidate of such kernels.
     Returns (upper_text, lower_text), or None where the kernel never reads its program id, returns
     early, or its body cannot be indented (on one line with its def, or indented with tabs)."""
     tree = ast.parse(source)
@@ -286,7 +289,12 @@ def program_halves(source, kernel):
     if any(line[:len(line) - len(line.lstrip())].count("\t") for line in lines[first:last]):
         return None  # tabs: four more spaces could make the indentation inconsistent
     indent = " " * fn.body[0].col_offset
-    body = "".join(("    " + line) if line.strip() else line for line in lines[first:last])
+    kept = first  # lines [first, kept): the leading constant assignments, left before the `if`
+    for stmt, after in zip(fn.body, fn.body[1:]):
+        if not (_constant_binding(stmt) and after.lineno > stmt.end_lineno):
+            break
+        kept = stmt.end_lineno
+    body = "".join(("    " + line) if line.strip() else line for line in lines[kept:last])
     if not body.endswith("\n"):
         body += "\n"
     pid = [f"{lang}.program_id({a}).to({lang}.int64)" for a in range(3)]
@@ -296,8 +304,14 @@ def program_halves(source, kernel):
 
     def copy(op):
         head = f"{indent}if {linear} {op} {half}:  # kernelopt gate 2: one half of the programs\n"
-        return "".join(lines[:first]) + head + body + "".join(lines[last:])
+        return "".join(lines[:kept]) + head + body + "".join(lines[last:])
     return copy(">="), copy("<")
+
+
+def _constant_binding(stmt):
+    """`name = <number>`: binds a constant, whatever program runs it."""
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Constant) and type(stmt.value.value) in (int, float))
 
 
 class Lazy:
