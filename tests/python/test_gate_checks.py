@@ -444,3 +444,33 @@ def test_program_halves_of_a_64_bit_indexed_kernel_compile_for_an_h100():
     lines = out.stdout.strip().splitlines()
     assert lines[:2] == ["upper compiled", "lower compiled"], out.stdout
     assert lines[2].startswith("wrapped rejected") and "redefines it as int32" in lines[2], out.stdout
+
+
+def test_bytes_outside_a_channels_last_view_are_found_without_an_element_index(monkeypatch):
+    """A channels-last (permuted) view covers one span of its storage: gate 2 compares the rest of the storage
+    from ranges, as for a contiguous view, and finds the same as the element-by-element index it built before
+    (which held a 6.4 GB input's int64 index on the host: 70 s of gate 2 for one candidate on the H100)."""
+    from kernelopt.gates import launches
+
+    base = torch.arange(2 * 3 * 4 * 5 + 7, dtype=torch.float32)  # 3 elements before the view, 4 after it
+
+    def nchw_channels_last(storage):
+        return storage[3:123].view(2, 4, 5, 3).permute(0, 3, 1, 2)
+
+    pre, expected = nchw_channels_last(base.clone()), nchw_channels_last(base.clone())
+    stray = base.clone()
+    stray[1] = -1.0  # a store before the view's first element
+    stray[125] = float("nan")  # and one past its last
+    got = nchw_channels_last(stray)
+    assert not pre.is_contiguous() and pre.is_contiguous(memory_format=torch.channels_last)
+    assert launches._outside_ranges([("x", pre, expected, got)], base.numel()) == [(0, 3), (123, 127)]
+    assert launches._outside_ranges([("x", pre[:, :, ::2], expected, got)], base.numel()) is None  # gaps
+
+    def evidence():
+        (ev,) = launches.compare_outside_views(Call([pre]), Call([expected]), Call([got]), ["x"])
+        return ev
+    dense = evidence()
+    assert dense["arg"] == "x (outside its view)" and dense["numel"] == 7 and dense["unchanged_by_original"]
+    assert dense["mismatches"] + dense["nan_mismatches"] == 2, dense
+    monkeypatch.setattr(launches, "_dense_span", lambda t: None)  # the element-by-element index
+    assert evidence() == dense

@@ -132,13 +132,27 @@ def _whole(t, dtype, numel):
     return torch.empty(0, dtype=dtype, device=t.device).set_(t.untyped_storage(), 0, (numel,))
 
 
+def _dense_span(t):
+    """[start, end) of the storage elements t covers when it covers each of them exactly once (contiguous in
+    some order of its dims: channels-last, a permuted or transposed tensor), else None."""
+    dims = sorted((stride, size) for size, stride in zip(t.shape, t.stride()) if size != 1)
+    step = 1
+    for stride, size in dims:
+        if stride != step:
+            return None
+        step *= size
+    return t.storage_offset(), t.storage_offset() + t.numel()
+
+
 def _outside_ranges(views, numel):
     """[start, end) element ranges of a storage of numel elements that no view covers, when every
-    view is contiguous (the common case: no element-by-element index is built); None otherwise."""
-    if not all(v[1].is_contiguous() for v in views):
+    view is dense (the common case: no element-by-element index is built); None otherwise. A
+    channels-last view of 6.4 GB took the index path on the H100: 70 s of gate 2 for one candidate."""
+    spans = [_dense_span(v[1]) for v in views]
+    if any(span is None for span in spans):
         return None
     out, at = [], 0
-    for s, e in sorted((v[1].storage_offset(), v[1].storage_offset() + v[1].numel()) for v in views):
+    for s, e in sorted(spans):
         if s > at:
             out.append((at, s))
         at = max(at, e)
