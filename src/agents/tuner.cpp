@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -239,24 +238,6 @@ bool fills_lines(std::int64_t run_bytes, const Space& space, const std::vector<s
   return true;
 }
 
-// A looped reduction over rows of elements narrower than fp32 (the artifact's row_element_bytes, 1 or 2):
-// Inductor picks its tile in elements, so each program holds fewer bytes in flight than over fp32 rows.
-// The factor a config's tile must grow by to hold the bytes of the fp32 tile (2 for bf16); 0 for any other kernel.
-std::int64_t narrow_row_factor(const json& kernel) {
-  const auto bytes = kernel.find("row_element_bytes");
-  if (bytes == kernel.end() || !bytes->is_number_integer() || kernel.value("kind", std::string()) != "reduction") return 0;
-  const auto b = bytes->get<std::int64_t>();
-  return b > 0 && b < 4 ? 4 / b : 0;
-}
-
-// XBLOCK * R0_BLOCK of a reduction's config (1 for a space without them).
-std::int64_t tile_of(const Space& space, const std::vector<std::int64_t>& values) {
-  std::int64_t tile = 1;
-  for (std::size_t i = 0; i < space.names.size(); ++i)
-    if (space.names[i] == "XBLOCK" || space.names[i] == "R0_BLOCK") tile *= std::max<std::int64_t>(values[i], 1);
-  return tile;
-}
-
 }  // namespace
 
 std::vector<json> tuner_space(const json& kernel, const json& current_config, int max_configs) {
@@ -288,20 +269,11 @@ std::vector<json> tuner_space(const json& kernel, const json& current_config, in
   };
   std::sort(ranked.begin(), ranked.end(), nearer);
 
-  // At most one preference moves configs the nearest-first sweep would not reach into the first half (the
-  // nearest of them first; the rest as ranked): rows that interleave in memory get programs of adjacent rows
-  // that fill whole lines; rows narrower than fp32 get tiles holding the bytes of the fp32 tile Inductor's
-  // choice was made for.
-  std::function<bool(const std::vector<std::int64_t>&)> preferred;
+  // Rows that interleave in memory get programs of adjacent rows that fill whole lines: such configs, which the
+  // nearest-first sweep would not reach, fill the first half (the nearest of them first; the rest as ranked).
   if (const std::int64_t run_bytes = interleaved_row_bytes(kernel); run_bytes > 0) {
-    preferred = [&space, run_bytes](const std::vector<std::int64_t>& v) { return fills_lines(run_bytes, space, v); };
-  } else if (const std::int64_t factor = narrow_row_factor(kernel); factor > 0) {
-    const std::int64_t wide = tile_of(space, current) * factor;
-    preferred = [&space, wide](const std::vector<std::int64_t>& v) { return tile_of(space, v) >= wide; };
-  }
-  if (preferred) {
-    const auto preferred_end =
-        std::stable_partition(ranked.begin(), ranked.end(), [&](const Ranked& r) { return preferred(r.values); });
+    const auto preferred_end = std::stable_partition(
+        ranked.begin(), ranked.end(), [&](const Ranked& r) { return fills_lines(run_bytes, space, r.values); });
     const std::size_t first = std::min(static_cast<std::size_t>(preferred_end - ranked.begin()),
                                        static_cast<std::size_t>((max_configs + 1) / 2));
     std::stable_sort(ranked.begin() + static_cast<std::ptrdiff_t>(first), ranked.end(), nearer);

@@ -18,9 +18,8 @@
 /// memory (the kernel's "row_run_bytes" under 128: each row's run of bytes before the
 /// next row's): then the first half of the list (nearest first) are configs whose
 /// XBLOCK adjacent rows fill a 128-byte line (XBLOCK * row_run_bytes >= 128), the
-/// rest ordered as above. Likewise a reduction over rows narrower than fp32 (the kernel's
-/// "row_element_bytes" 1 or 2, rows not interleaved): the first half are configs whose
-/// XBLOCK * R0_BLOCK holds at least the current tile's bytes at fp32 (current tile x 4 / bytes).
+/// rest ordered as above. (Tiles widened for rows narrower than fp32 were measured slower
+/// on an H100 and are not preferred.)
 ///
 /// Supported kernels (anything else, including multi-dimensional reductions
 /// with R1_BLOCK, returns an empty list):

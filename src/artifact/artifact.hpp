@@ -55,9 +55,6 @@ struct Kernel {
   // a looped reduction whose rows interleave in memory: the bytes of one row that lie together before the
   // next row's (the Tuner prefers programs of rows that fill 128-byte lines); 0 = contiguous rows or unknown
   std::int64_t row_run_bytes = 0;
-  // a looped reduction: the element size of what its loads stream along the row when one (2: bf16/fp16 rows,
-  // whose Inductor-sized tiles hold half an fp32 tile's bytes: the Tuner tries wider tiles first); 0 = unknown
-  std::int64_t row_element_bytes = 0;
   std::string graph_fragment;
   int num_load = 0, num_store = 0, num_reduction = 0;
   int num_loops = -1;                     // for/while loops in the kernel function; -1 = not counted (Inductor)

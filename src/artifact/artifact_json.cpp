@@ -93,8 +93,6 @@ Kernel kernel_from_json(const json& j, const std::string& source) {
     k.unmasked_numel = field<std::map<std::string, std::int64_t>>(j, "unmasked_numel", where);
   if (j.contains("row_run_bytes") && !j["row_run_bytes"].is_null())  // absent in older artifacts
     k.row_run_bytes = field<std::int64_t>(j, "row_run_bytes", where);
-  if (j.contains("row_element_bytes") && !j["row_element_bytes"].is_null())  // absent in older artifacts
-    k.row_element_bytes = field<std::int64_t>(j, "row_element_bytes", where);
   k.graph_fragment = field<std::string>(j, "graph_fragment", where);
   k.num_load = field<int>(j, "num_load", where);
   k.num_store = field<int>(j, "num_store", where);
@@ -230,7 +228,6 @@ json to_json(const Module& m) {
     if (!k.decorators.empty()) kernels.back()["decorators"] = k.decorators;
     if (!k.unmasked_numel.empty()) kernels.back()["unmasked_numel"] = k.unmasked_numel;
     if (k.row_run_bytes > 0) kernels.back()["row_run_bytes"] = k.row_run_bytes;
-    if (k.row_element_bytes > 0) kernels.back()["row_element_bytes"] = k.row_element_bytes;
   }
   json launches = json::array();
   for (const Launch& l : m.launches) {

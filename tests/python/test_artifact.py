@@ -121,16 +121,6 @@ def test_row_run_bytes_of_reductions_whose_rows_interleave(problem, index, want)
     assert _reduction(problem, index)["row_run_bytes"] == want
 
 
-@pytest.mark.parametrize("problem,index,want", [
-    ("../survey-h200/level1__68_cross_entropy_bf16", 0, 2),       # bf16 logits streamed along the row
-    ("../survey-h200/level1__64_softmax_fp16_long_row", 0, 2),
-    ("level1__07_softmax_long_row", 0, 4),
-    ("../survey-h200/level1__68_cross_entropy_bf16", 1, None),    # gathers one logit a row: nothing streamed alike
-])
-def test_row_element_bytes_of_what_a_reduction_streams(problem, index, want):
-    assert _reduction(problem, index)["row_element_bytes"] == want
-
-
 def test_row_run_bytes_needs_the_rows_own_elements_between_them():
     # rows 8 elements apart whose own run is 4: the addresses are not of the interleaved form
     with open(os.path.join(SURVEY, "level1__43_group_norm_channels_last", "module0.py")) as f:

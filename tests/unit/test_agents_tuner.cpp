@@ -156,34 +156,6 @@ TEST(AgentsTuner, InterleavedRowsGetProgramsOfAdjacentRowsThatFillLines) {
   EXPECT_EQ(tuner_space(kernel, current, 8), plain);
 }
 
-TEST(AgentsTuner, RowsNarrowerThanFp32GetWiderTilesFirst) {
-  // cross entropy over bf16 logits (tests/fixtures/inductor/survey-h200/level1__68_*): one row per program,
-  // 2048 elements a step, 4 KB where an fp32 row's program would hold 8 KB; it ran at 45% of the bandwidth
-  json kernel = {{"kind", "reduction"}, {"constexprs", {"XBLOCK", "R0_BLOCK"}},
-                 {"size_hints", {{"x", 32768}, {"r0_", 65536}}}, {"fixed_constexprs", json::object()}};
-  const json current = {{"XBLOCK", 1}, {"R0_BLOCK", 2048}, {"num_warps", 16}, {"num_stages", 1}};
-  const auto plain = tuner_space(kernel, current, 6);
-  EXPECT_LT(plain[0]["XBLOCK"].get<int>() * plain[0]["R0_BLOCK"].get<int>(), 4096) << plain[0].dump();
-  kernel["row_element_bytes"] = 2;
-  const auto hinted = tuner_space(kernel, current, 6);
-  ASSERT_EQ(hinted.size(), 6u);
-  for (int i = 0; i < 3; ++i)
-    EXPECT_GE(hinted[i]["XBLOCK"].get<int>() * hinted[i]["R0_BLOCK"].get<int>(), 4096) << hinted[i].dump();
-  EXPECT_EQ(hinted[0], json({{"XBLOCK", 1}, {"R0_BLOCK", 4096}, {"num_warps", 16}, {"num_stages", 1}}));
-  std::set<std::string> seen;
-  for (const json& c : hinted) EXPECT_TRUE(seen.insert(c.dump()).second) << c.dump();
-  EXPECT_EQ(hinted[3], plain[0]);  // then the nearest as before
-  // fp32 rows, rows that interleave (their own rule), or a pointwise kernel: the plain order
-  kernel["row_element_bytes"] = 4;
-  EXPECT_EQ(tuner_space(kernel, current, 6), plain);
-  kernel["row_element_bytes"] = 2;
-  kernel["row_run_bytes"] = 32;
-  kernel.erase("row_element_bytes");
-  const auto interleaved = tuner_space(kernel, current, 6);
-  kernel["row_element_bytes"] = 2;
-  EXPECT_EQ(tuner_space(kernel, current, 6), interleaved);
-}
-
 TEST(AgentsTuner, UnsupportedKernelsYieldNothing) {
   const json current = {{"XBLOCK", 1}, {"num_warps", 4}, {"num_stages", 1}};
   EXPECT_TRUE(tuner_space({{"kind", "template"}, {"constexprs", {"XBLOCK"}}}, current, 10).empty());

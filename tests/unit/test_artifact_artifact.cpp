@@ -159,18 +159,6 @@ TEST(ArtifactModule, RowRunBytesIsReadAndWrittenBackWhereThereIsOne) {
   EXPECT_EQ(to_json(m)["kernels"][0]["row_run_bytes"], 32);  // the Tuner reads it from here
 }
 
-TEST(ArtifactModule, RowElementBytesIsReadAndWrittenBackWhereThereIsOne) {
-  json original = fixture_json("softmax");
-  original["kernels"][0]["row_element_bytes"] = nullptr;  // the parser's null: loads of several sizes
-  const Module none = module_from_json(original, fixture_source("softmax"), 3, "p.py");
-  EXPECT_EQ(none.kernels[0].row_element_bytes, 0);
-  EXPECT_FALSE(to_json(none)["kernels"][0].contains("row_element_bytes"));
-  original["kernels"][0]["row_element_bytes"] = 2;  // bf16 rows
-  const Module m = module_from_json(original, fixture_source("softmax"), 3, "p.py");
-  EXPECT_EQ(m.kernels[0].row_element_bytes, 2);
-  EXPECT_EQ(to_json(m)["kernels"][0]["row_element_bytes"], 2);  // the Tuner reads it from here
-}
-
 TEST(ArtifactModule, ToJsonReproducesTheParserOutputAndRoundTrips) {
   for (const char* name : kFixtures) {
     SCOPED_TRACE(name);

@@ -110,7 +110,6 @@ def _kernel_from_source(name, ksrc, base_byte):
     return {
         "unmasked_numel": _unmasked_numel(fn),
         "row_run_bytes": _row_run_bytes(fn, signature) if deco.func.attr == "reduction" else None,
-        "row_element_bytes": _row_element_bytes(fn, signature) if deco.func.attr == "reduction" else None,
         "name": name,
         "kind": deco.func.attr,
         "decorator_span": [base_byte + offs[deco.lineno] + deco.col_offset,
@@ -235,21 +234,6 @@ def _row_run_bytes(fn, signature):
             return None
         found.append(c * size)
     return min(found) if found else None
-
-
-def _row_element_bytes(fn, signature):
-    """For a looped reduction: the element size of what its loads stream along the row (every load whose address
-    moves with r0_index), when they all load one size; None otherwise. Inductor sizes R0_BLOCK in elements, so a
-    program over bf16 rows has half the bytes in flight of one over fp32 rows (level-1 half-precision reductions
-    sat at 32-57% of the bandwidth on the H200, fp32 ones at 65-100%): the Tuner tries wider tiles first."""
-    sizes = set()
-    for call in _streamed(fn, ("tl.load",)):
-        pointers = [t.id for t in sum_terms(call.args[0]) if isinstance(t, ast.Name) and t.id in signature]
-        size = _element_bytes(signature, pointers[0]) if len(pointers) == 1 else None
-        if size is None:
-            return None
-        sizes.add(size)
-    return sizes.pop() if len(sizes) == 1 else None
 
 
 def _call_name(node):
