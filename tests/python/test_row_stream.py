@@ -52,6 +52,17 @@ def test_row_stream_takes_xblock_rows_one_after_another_with_the_same_signature(
     assert "XBLOCK" not in ast.unparse(outer[0]).replace("tl.range(0, XBLOCK)", "")  # one row tall inside
 
 
+def test_row_stream_declines_a_row_strided_in_memory():
+    """A reduction over a middle or first dim reads its row `stride` elements apart: rows one after another read
+    an element a line (level1/47 ran 31x slower than Inductor's kernel on an H100). The captured log-softmax over
+    dim 0 (rows 262144 apart) is declined; the instance norm's contiguous rows are not."""
+    _, text = kernel_source("survey-h100/level1__40_log_softmax_first_dim/module0.py")
+    with pytest.raises(NotApplicable, match=r"strided in memory \(`in_ptr0 \+ \(x0 \+ 262144 \* r0_1\)`\)"):
+        row_stream(text)
+    _, text = kernel_source("survey-h100/level1__13_instance_norm/module0.py")
+    assert row_stream(text)[1]["XBLOCK"] == 64
+
+
 @pytest.mark.parametrize("xblock", [1, 2, 4])
 def test_row_stream_instance_norm_matches_the_captured_kernel(xblock):
     k, text = kernel_source("survey-h100/level1__13_instance_norm/module0.py")

@@ -21,6 +21,16 @@ def assign_of(node):
     return None, None
 
 
+def along_row(fn):
+    """The names whose values move with r0_index (a position along a reduction's row), in a kernel function."""
+    along = {"r0_index"}
+    for node in ast.walk(fn):
+        name, v = assign_of(node)
+        if name is not None and names_in(v) & along:
+            along.add(name)
+    return along
+
+
 def by_constant(value, name, op):
     """C when value is `<name> <op> C` with an int C (`xindex % 512`: by_constant(v, "xindex", ast.Mod) = 512),
     else None."""

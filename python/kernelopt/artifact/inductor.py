@@ -10,7 +10,7 @@ import ast
 import hashlib
 import re
 
-from kernelopt.artifact.exprs import assign_of, by_constant, names_in, sum_terms
+from kernelopt.artifact.exprs import along_row, assign_of, by_constant, names_in, sum_terms
 
 # Decorators Inductor puts on generated kernels; their name is the kernel kind.
 HEURISTICS = {"pointwise", "reduction", "persistent_reduction", "split_scan", "template",
@@ -163,20 +163,10 @@ _ELEMENT_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, 
                   "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
 
 
-def _along_row(fn):
-    """The names whose values move with r0_index (a position along the reduction's row)."""
-    along = {"r0_index"}
-    for node in ast.walk(fn):
-        name, v = assign_of(node)
-        if name is not None and names_in(v) & along:
-            along.add(name)
-    return along
-
-
 def _streamed(fn, ops):
     """The calls of `ops` (tl.load, tl.store) whose address moves along the row: the row streamed, not a per-row
     value such as the reduction's result."""
-    along = _along_row(fn)
+    along = along_row(fn)
     return [call for call in ast.walk(fn)
             if isinstance(call, ast.Call) and _call_name(call.func) in ops and call.args
             and names_in(call.args[0]) & along]
