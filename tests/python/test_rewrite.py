@@ -357,9 +357,14 @@ def test_strided_row_declines_columns_that_are_not_adjacent(change, why):
 
 
 def test_strided_row_declines_rows_too_long_for_enough_columns():
-    _, long_rows = middle_dim(2, 4096, 16)  # 4096 x 8 columns would hold 32768 elements on chip
+    _, long_rows = middle_dim(2, 8192, 16)  # 8192 x 8 columns would hold 65536 elements on chip
     with pytest.raises(NotApplicable, match="no 8 or more adjacent columns"):
         resident_row(long_rows, reduction_hint="DEFAULT")
+    _, rows_4096 = middle_dim(64, 4096, 4096)  # level1/47's shape: 8 columns of 4096, the contiguous rows' limit
+    _, meta, _ = resident_row(rows_4096, reduction_hint="DEFAULT")
+    assert (meta["XBLOCK"], meta["R0_BLOCK"], meta["num_warps"]) == (8, 4096, 32)
+    with pytest.raises(NotApplicable, match="no 8 or more adjacent columns"):
+        resident_row(rows_4096, max_row=16384, reduction_hint="DEFAULT")
     _, few = middle_dim(2, 100, 4)  # 4 adjacent columns only: less than a sector
     with pytest.raises(NotApplicable, match="no 8 or more adjacent columns"):
         resident_row(few, reduction_hint="DEFAULT")

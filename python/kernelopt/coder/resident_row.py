@@ -268,14 +268,19 @@ def _adjacent_columns(fn):
     return min(known) if known else None
 
 
-def _columns_per_program(block, xnumel, period):
+def _columns_per_program(block, xnumel, period, max_row):
     """Rows (columns of a strided row) one program of the strided resident rewrite takes: a power of
     two of at least SECTOR_COLUMNS and at most 32, with block x columns <= STRIDED_TILE, dividing
-    xnumel and the period of adjacent columns; NotApplicable when none is."""
+    xnumel and the period of adjacent columns; where STRIDED_TILE leaves fewer than SECTOR_COLUMNS,
+    exactly SECTOR_COLUMNS if they hold at most max_row elements (the contiguous rows' limit: a
+    4096-long column reduction, level1/47, 65% of the bandwidth in two passes); NotApplicable when
+    none is."""
     xblock = _power_of_two_dividing(min(32, STRIDED_TILE // block, xnumel or 32), xnumel, period)
+    if xblock < SECTOR_COLUMNS and SECTOR_COLUMNS * block <= max_row:
+        xblock = _power_of_two_dividing(SECTOR_COLUMNS, xnumel, period)
     if xblock < SECTOR_COLUMNS:
         raise NotApplicable(f"the row is not contiguous, and a block of {block} leaves no {SECTOR_COLUMNS} or more "
-                            f"adjacent columns per program (at most {STRIDED_TILE} elements on chip)")
+                            f"adjacent columns per program (at most {max(STRIDED_TILE, max_row)} elements on chip)")
     return xblock
 
 
@@ -370,7 +375,7 @@ def resident_row(source, max_row=32768, reduction_hint=None):
     ast.fix_missing_locations(tree)
     block = 1 << max(0, (rows - 1).bit_length())
     if strided:
-        xblock = _columns_per_program(block, _int_assign(fn, "xnumel"), period)
+        xblock = _columns_per_program(block, _int_assign(fn, "xnumel"), period, max_row)
     else:
         xblock = _rows_per_program(block, _int_assign(fn, "xnumel"))
     warps = min(32, max(4, xblock * block // 512))
