@@ -28,7 +28,7 @@ double datasheet_fp32_tflops(const std::string& gpu_name) {
 }
 
 nlohmann::json KernelProfile::to_json() const {
-  return {{"name", name},
+  nlohmann::json out = {{"name", name},
           {"kind", kind},
           {"time_ms", time_ms},
           {"share", share},
@@ -37,6 +37,9 @@ nlohmann::json KernelProfile::to_json() const {
           {"roofline_fraction", roofline_fraction},
           {"bound", bound},
           {"diagnosis", diagnosis}};
+  if (reread_bytes > 0) out["reread_bytes"] = reread_bytes;
+  if (fraction_with_rereads > 0) out["fraction_with_rereads"] = fraction_with_rereads;
+  return out;
 }
 
 std::vector<KernelProfile> profile_kernels(const std::vector<KernelMeasurement>& kernels, double module_time_ms,
@@ -49,6 +52,7 @@ std::vector<KernelProfile> profile_kernels(const std::vector<KernelMeasurement>&
     p.kind = k.kind;
     p.time_ms = k.time_ms;
     p.bytes = k.bytes;
+    p.reread_bytes = k.reread_bytes;
     p.share = module_time_ms > 0 ? k.time_ms / module_time_ms : 0.0;
     const double seconds = k.time_ms * 1e-3;
     p.achieved_gbps = seconds > 0 ? k.bytes / seconds / 1e9 : 0.0;
@@ -84,6 +88,17 @@ std::vector<KernelProfile> profile_kernels(const std::vector<KernelMeasurement>&
                                       percent(std::max(0.0, 1.0 - p.roofline_fraction)))
                         : fmt::format("memory-bound at {:.0f} GB/s; device bandwidth not measured, headroom unknown",
                                       p.achieved_gbps);
+      // counted once a storage, a two-pass row read from memory twice looks like headroom it does not have
+      const double with_rereads =
+          limits.bandwidth_gbps > 0 && seconds > 0 ? (k.bytes + k.reread_bytes) / seconds / 1e9 / limits.bandwidth_gbps : 0.0;
+      if (k.reread_bytes > 0 && p.roofline_fraction < kRereadExplainsUnder && with_rereads >= kRereadExplainsFrom &&
+          with_rereads <= kRereadExplainsAtMost) {
+        p.fraction_with_rereads = with_rereads;
+        p.diagnosis += fmt::format(
+            "; {}% counting the {:.2f} GB its later passes over each row read again (from memory, where rows do "
+            "not stay in L2 between passes): only reading each row once would go faster",
+            percent(with_rereads), k.reread_bytes / 1e9);
+      }
     }
     out.push_back(std::move(p));
   }

@@ -38,6 +38,7 @@ struct KernelMeasurement {
   int launches = 0;    // launches per model call
   double bytes = 0;    // bytes read + written, all launches
   double flops = 0;    // floating-point operations, all launches
+  double reread_bytes = 0;  // what a looped reduction's later passes over its rows read again, all launches
 };
 
 struct KernelProfile {
@@ -47,6 +48,9 @@ struct KernelProfile {
   double bytes = 0;              // read + written, all launches
   double achieved_gbps = 0;      // bytes / time
   double roofline_fraction = 0;  // achieved / limit of the bound resource, 0..~1
+  double reread_bytes = 0;       // read again by later passes over the rows (not in bytes), all launches
+  double fraction_with_rereads = 0;  // of the bandwidth, counting reread_bytes, where they explain the kernel's
+                                     // fraction (kRereadExplains*); 0 otherwise
   std::string bound;             // "memory" | "compute" | "latency"
   std::string diagnosis;         // one sentence from rules
 
@@ -57,6 +61,13 @@ struct KernelProfile {
 /// microseconds of fixed overhead (driver, grid setup, tail), so at 10 us or
 /// less the data moved or computed is not what sets the time.
 inline constexpr double kLatencyBoundMsPerLaunch = 0.01;
+
+/// A memory-bound kernel under kRereadExplainsUnder of the bandwidth whose row passes' re-reads, counted as
+/// memory traffic, bring it into [kRereadExplainsFrom, kRereadExplainsAtMost] of it says so in its diagnosis:
+/// it moves about what its algorithm must (rows that do not stay in L2 between passes), at the device's pace.
+inline constexpr double kRereadExplainsUnder = 0.9;
+inline constexpr double kRereadExplainsFrom = 0.85;
+inline constexpr double kRereadExplainsAtMost = 1.15;
 
 /// Profiles each measurement; `module_time_ms` is the whole module's time per
 /// call (share = time_ms / module_time_ms; 0 when module_time_ms <= 0).

@@ -157,10 +157,15 @@ json decisions_summary(const Rows& rs) {
           {"median_search_s", median_or_null(search)}, {"kept", kept}};
 }
 
-/// A kernel's reason for staying where it is: the search's verdict, then each rewrite family's own.
+/// A kernel's reason for staying where it is: what the original's row passes read again, where that explains its
+/// fraction; the search's verdict; then each rewrite family's own.
 std::string reason_of(const json& k) {
   std::string why = string_or_empty(k, "why");
   if (why.empty()) why = "improved, still under the bar";
+  if (const json f = number_or_null(k, "roofline_with_rereads_before"); f.is_number()) {
+    why = fmt::format("Inductor's kernel reads each row again in a later pass: {:.0f}% of the bandwidth counting "
+                      "those reads; {}", 100 * f.get<double>(), why);
+  }
   const json& skipped = member(k, "rewrites_skipped");
   for (const auto& s : skipped.is_array() ? skipped : json::array()) {
     why += fmt::format("; {}: {}", string_or_empty(s, "family"), string_or_empty(s, "why"));

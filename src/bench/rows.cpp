@@ -57,6 +57,8 @@ json kernel_rows(const json& report, bool kept) {
                      {"bytes", number_or(p, "bytes", 0.0)},
                      {"flops", number_or_null(p, "flops")},
                      {"roofline_before", roofline_before},
+                     // the original's fraction counting what its row passes read again, where that explains it
+                     {"roofline_with_rereads_before", number_or_null(p, "fraction_with_rereads")},
                      {"roofline_after", applied ? number_or_null(o, "after_roofline_fraction") : roofline_before}});
     }
   }

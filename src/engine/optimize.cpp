@@ -199,6 +199,7 @@ std::vector<agents::KernelProfile> profile_module(Context& ctx, const artifact::
     km.kind = k["kind"];
     km.launches = k["launches"];
     km.bytes = k["bytes"].get<double>();
+    km.reread_bytes = k.value("reread_bytes", 0.0);
     km.time_ms = k["samples_ms"].empty() ? 0.0 : verify::median(samples_of(k["samples_ms"]));
     ms.push_back(km);
   }

@@ -48,8 +48,12 @@ def test_profile_reports_each_kernel(captured):
     args, cap, _ = captured
     prof = op_profile(dict(args, module=0, reps=5))
     assert prof["bandwidth_gbps"] > 100
+    facts = {k["name"]: k for k in cap["modules"][0]["artifact"]["kernels"]}
     for k in prof["kernels"]:
         assert k["launches"] >= 1 and len(k["samples_ms"]) == 5 and k["config"]["num_warps"] >= 1
+        # a looped softmax reads its 300 x 1500 input again in its second pass; a persistent one does not
+        passes = facts[k["name"]].get("row_pass_loads") or {}
+        assert k["reread_bytes"] == sum(300 * 1500 * 4 * (n - 1) for n in passes.values()), (k, passes)
 
 
 def test_gates_evidence_catches_a_wrong_kernel(captured):

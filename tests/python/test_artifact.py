@@ -121,6 +121,16 @@ def test_row_run_bytes_of_reductions_whose_rows_interleave(problem, index, want)
     assert _reduction(problem, index)["row_run_bytes"] == want
 
 
+@pytest.mark.parametrize("problem,index,want", [
+    ("level1__07_softmax_long_row", 0, {"in_ptr0": 2}),          # statistics, then normalize: the row read twice
+    ("level1__45_channel_layer_norm_nchw", 0, {"in_ptr0": 3}),  # mean, variance, normalize
+    ("level1__42_layer_norm_chw", 0, {}),                       # one pass (Welford): nothing read again
+    ("level1__43_group_norm_channels_last", 0, {}),
+])
+def test_row_pass_loads_count_the_passes_that_read_a_pointer_again(problem, index, want):
+    assert _reduction(problem, index)["row_pass_loads"] == want
+
+
 def test_row_run_bytes_needs_the_rows_own_elements_between_them():
     # rows 8 elements apart whose own run is 4: the addresses are not of the interleaved form
     with open(os.path.join(SURVEY, "level1__43_group_norm_channels_last", "module0.py")) as f:

@@ -123,6 +123,23 @@ def test_launch_copies_keep_the_layout_inductor_baked_into_the_kernel():
     assert torch.equal(right, wide[:, 3:]) and (wide >= 0).all()  # the recorded launch is untouched
 
 
+def test_launch_reread_bytes_count_each_later_pass_of_a_row_once_a_storage():
+    # the captured long-row softmax reads its input (in_ptr0) in two passes: one more read of the input's bytes
+    # per launch; its output, written once, and a kernel of one pass add nothing
+    import os
+    from kernelopt.artifact.inductor import parse_module
+    from kernelopt.inputs.module.ops import launch_reread_bytes
+    fixtures = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "inductor")
+    (k,) = [k for k in parse_module(open(os.path.join(fixtures, "survey-h100", "level1__07_softmax_long_row",
+                                                      "module0.py")).read())["kernels"] if k["kind"] == "reduction"]
+    assert k["row_pass_loads"] == {"in_ptr0": 2} and k["params"][:2] == ["in_ptr0", "out_ptr2"], k["params"]
+    x, out = torch.empty(6, 100), torch.empty(6, 100)
+    assert launch_reread_bytes(k, [[x, out, 6, 100]]) == x.numel() * 4
+    assert launch_reread_bytes(k, [[x, out, 6, 100], [x[:3], out[:3], 3, 100]]) == x.numel() * 4 + 3 * 100 * 4
+    assert launch_reread_bytes(dict(k, row_pass_loads={"in_ptr0": 3}), [[x, out, 6, 100]]) == 2 * x.numel() * 4
+    assert launch_reread_bytes(dict(k, row_pass_loads={}), [[x, out, 6, 100]]) == 0
+
+
 def test_launch_bytes_count_an_argument_updated_in_place_twice():
     # the captured MLP block's bias+GELU kernel updates the GEMM's output in place (in_out_ptr0):
     # read and written, so its bytes cross twice; the bias (in_ptr0) is read once

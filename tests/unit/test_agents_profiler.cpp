@@ -31,6 +31,38 @@ TEST(AgentsProfiler, MemoryBoundPointwise) {
   EXPECT_EQ(p[0].to_json()["name"], "triton_poi_fused_addmm_gelu_1");
 }
 
+TEST(AgentsProfiler, RowPassesReadingAgainExplainAMemoryBoundFraction) {
+  // level1/47 on an H100 (bench/results/2026-12-07-gates-and-tuner-h100): 4.3 GB in, 4.3 GB out, the input read
+  // in two passes, 4.333 ms at the 3024 GB/s measured: 65% counted once a storage, 98% counting the re-read
+  const DeviceLimits h100{3024.0, 67.0, 0.0};
+  const double gb = 4294967296.0;
+  KernelMeasurement two_pass{"triton_red_fused_clamp_min_div_0", "reduction", 4.333, 1, 2 * gb, 0.0};
+  two_pass.reread_bytes = gb;
+  const auto p = profile_kernels({two_pass}, 4.4, h100);
+  EXPECT_NEAR(p[0].roofline_fraction, 0.656, 1e-3);
+  EXPECT_NEAR(p[0].fraction_with_rereads, 0.983, 1e-3);
+  EXPECT_TRUE(contains(p[0].diagnosis, "memory-bound at 66% of the 3024 GB/s measured bandwidth; 34% headroom; 98% "
+                                       "counting the 4.29 GB its later passes over each row read again"))
+      << p[0].diagnosis;
+  EXPECT_DOUBLE_EQ(p[0].to_json()["reread_bytes"].get<double>(), gb);
+  EXPECT_NEAR(p[0].to_json()["fraction_with_rereads"].get<double>(), 0.983, 1e-3);
+  // rows that stay in L2 between passes (a layer norm at 100% counted once): the re-reads explain nothing
+  KernelMeasurement cached = two_pass;
+  cached.time_ms = 2.9;
+  const auto q = profile_kernels({cached}, 4.4, h100);
+  EXPECT_EQ(q[0].fraction_with_rereads, 0.0);
+  EXPECT_FALSE(contains(q[0].diagnosis, "read again")) << q[0].diagnosis;
+  EXPECT_TRUE(q[0].to_json().contains("reread_bytes") && !q[0].to_json().contains("fraction_with_rereads"));
+  // slow beyond what the re-reads explain (40% counted once, 60% with them): the headroom stays unexplained
+  KernelMeasurement slow = two_pass;
+  slow.time_ms = 7.1;
+  EXPECT_FALSE(contains(profile_kernels({slow}, 7.2, h100)[0].diagnosis, "read again"));
+  two_pass.reread_bytes = 0;  // one pass: no clause, no field
+  const auto one = profile_kernels({two_pass}, 4.4, h100);
+  EXPECT_FALSE(contains(one[0].diagnosis, "read again"));
+  EXPECT_FALSE(one[0].to_json().contains("reread_bytes"));
+}
+
 TEST(AgentsProfiler, ZeroFlopsIsMemoryBound) {
   const auto p = profile_kernels({{"copy", "pointwise", 0.5, 1, 1e9, 0.0}}, 2.0, kH200);
   EXPECT_EQ(p[0].bound, "memory");

@@ -186,4 +186,9 @@ TEST(BenchAggregate, KernelsLeftUnderTheBarAreListedWithTheirReasons) {
   EXPECT_NEAR(only["share"].get<double>(), 0.6, 1e-12);
   EXPECT_EQ(only["reason"], "no candidate passed all four gates; resident_row: the row does not fit on chip");
   EXPECT_EQ(aggregate({row})["levels"]["level1"]["under_roofline"]["kernels"], 1);
+  // a two-pass row read from memory twice: the reason says what counting those reads gives
+  row["kernels"][0]["roofline_with_rereads_before"] = 0.96;
+  EXPECT_EQ(aggregate({row})["overall"]["under_roofline"]["list"][0]["reason"],
+            "Inductor's kernel reads each row again in a later pass: 96% of the bandwidth counting those reads; no "
+            "candidate passed all four gates; resident_row: the row does not fit on chip");
 }

@@ -208,3 +208,14 @@ TEST(Report, TheHeadlineNamesAKeptDecisionAndWhatTheCheckDropped) {
                                          "dropped it: the end-to-end check did not pass)."),
             std::string::npos);
 }
+
+TEST(Report, KernelTableNamesTheFractionCountingRowReReads) {
+  Report r = with_cost();
+  r.modules[0].kernels[0].profile.roofline_fraction = 0.65;
+  r.modules[0].kernels[0].profile.fraction_with_rereads = 0.98;  // the Profiler found the re-reads explain it
+  r.modules[0].kernels[1].profile.roofline_fraction = 0.99;
+  const std::string md = to_markdown(to_json(r));
+  EXPECT_NE(md.find("| 65% (98% counting its row re-reads) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 99% |"), std::string::npos) << md;  // the other kernel: its fraction alone
+  EXPECT_EQ(md.find("re-reads", md.find("`k3`")), std::string::npos) << md;
+}

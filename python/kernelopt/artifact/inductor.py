@@ -110,6 +110,7 @@ def _kernel_from_source(name, ksrc, base_byte):
     return {
         "unmasked_numel": _unmasked_numel(fn),
         "row_run_bytes": _row_run_bytes(fn, signature) if deco.func.attr == "reduction" else None,
+        "row_pass_loads": _row_pass_loads(fn, signature) if deco.func.attr == "reduction" else {},
         "name": name,
         "kind": deco.func.attr,
         "decorator_span": [base_byte + offs[deco.lineno] + deco.col_offset,
@@ -224,6 +225,32 @@ def _row_run_bytes(fn, signature):
             return None
         found.append(c * size)
     return min(found) if found else None
+
+
+def _is_row_pass(node):
+    """A pass over the row at the kernel's top level: `for r0_offset in (tl.)range(0, r0_numel, R0_BLOCK)`."""
+    return (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
+            and _call_name(node.iter.func) in ("range", "tl.range")
+            and [ast.unparse(a) for a in node.iter.args] == ["0", "r0_numel", "R0_BLOCK"])
+
+
+def _row_pass_loads(fn, signature):
+    """For a looped reduction: {pointer parameter: passes over the row that load it} for each pointer loaded in
+    more than one pass (a softmax's input: 2, statistics then normalize), else {}. A row too long to stay in L2
+    between its passes is read from memory once a pass, which the bytes a profile counts (each storage once)
+    leave out: the profile adds them as the kernel's re-read bytes."""
+    passes = {}
+    for loop in fn.body:
+        if not _is_row_pass(loop):
+            continue
+        loaded = set()
+        for call in ast.walk(loop):
+            if isinstance(call, ast.Call) and _call_name(call.func) == "tl.load" and call.args:
+                loaded.update(t.id for t in sum_terms(call.args[0])
+                              if isinstance(t, ast.Name) and str(signature.get(t.id, "")).startswith("*"))
+        for pointer in loaded:
+            passes[pointer] = passes.get(pointer, 0) + 1
+    return {pointer: n for pointer, n in sorted(passes.items()) if n > 1}
 
 
 def _call_name(node):

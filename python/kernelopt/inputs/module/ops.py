@@ -253,6 +253,22 @@ def launch_bytes(kernel, sites):
     return nbytes
 
 
+def launch_reread_bytes(kernel, sites):
+    """The bytes a looped reduction's later passes over its rows read again (the artifact's row_pass_loads:
+    {pointer: passes}), over its launches: what launch_bytes leaves out when rows do not stay in L2 between
+    passes; each storage once per launch, as launch_bytes counts it."""
+    torch = _torch()
+    passes = kernel.get("row_pass_loads") or {}
+    nbytes = 0
+    for a in sites:
+        seen = set()
+        for name, t in zip(kernel["params"], a):
+            if name in passes and isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
+                seen.add(t.untyped_storage().data_ptr())
+                nbytes += t.numel() * t.element_size() * (passes[name] - 1)
+    return nbytes
+
+
 def op_profile(args):
     """Per-kernel CUDA-event times inside the real call(), bytes each launch touches, chosen configs."""
     from kernelopt.device import kernels as K
@@ -283,7 +299,8 @@ def op_profile(args):
 
         samples = timing.interleaved({"k": run_all}, trials=reps, before=restore)["k"] if sites else []
         kernels.append({"name": k["name"], "kind": k["kind"], "launches": len(sites), "bytes": nbytes,
-                        "samples_ms": samples, "config": K.config_of(obj)})
+                        "reread_bytes": launch_reread_bytes(k, sites), "samples_ms": samples,
+                        "config": K.config_of(obj)})
         del work, sites, run_all, restore
     # call() empties the list it gets, and an inference graph does not write its inputs: a
     # shallow copy per call keeps the timed region free of tensor copies
