@@ -21,6 +21,19 @@ def assign_of(node):
     return None, None
 
 
+def row_pass(node, target=None):
+    """`for <target> in (tl.)range(0, r0_numel, R0_BLOCK)` exactly, Inductor's pass over a reduction's row
+    (target None: any loop variable, as reverse_pass's `r0_step`)."""
+    if not isinstance(node, ast.For) or node.orelse or not isinstance(node.target, ast.Name):
+        return False
+    if target is not None and node.target.id != target:
+        return False
+    it = node.iter
+    if not isinstance(it, ast.Call) or it.keywords or ast.unparse(it.func) not in ("range", "tl.range"):
+        return False
+    return [ast.unparse(a) for a in it.args] == ["0", "r0_numel", "R0_BLOCK"]
+
+
 def along_row(fn):
     """The names whose values move with r0_index (a position along a reduction's row), in a kernel function."""
     along = {"r0_index"}
@@ -29,6 +42,15 @@ def along_row(fn):
         if name is not None and names_in(v) & along:
             along.add(name)
     return along
+
+
+def streamed(fn, ops):
+    """The calls of `ops` ("tl.load", "tl.store") whose address moves along the row: the row streamed, not a
+    per-row value such as the reduction's result."""
+    along = along_row(fn)
+    return [call for call in ast.walk(fn)
+            if isinstance(call, ast.Call) and ast.unparse(call.func) in ops and call.args
+            and names_in(call.args[0]) & along]
 
 
 def by_constant(value, name, op):

@@ -10,7 +10,7 @@ import ast
 import hashlib
 import re
 
-from kernelopt.artifact.exprs import along_row, assign_of, by_constant, names_in, sum_terms
+from kernelopt.artifact.exprs import assign_of, by_constant, names_in, row_pass, streamed, sum_terms
 
 # Decorators Inductor puts on generated kernels; their name is the kernel kind.
 HEURISTICS = {"pointwise", "reduction", "persistent_reduction", "split_scan", "template",
@@ -164,15 +164,6 @@ _ELEMENT_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, 
                   "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
 
 
-def _streamed(fn, ops):
-    """The calls of `ops` (tl.load, tl.store) whose address moves along the row: the row streamed, not a per-row
-    value such as the reduction's result."""
-    along = along_row(fn)
-    return [call for call in ast.walk(fn)
-            if isinstance(call, ast.Call) and _call_name(call.func) in ops and call.args
-            and names_in(call.args[0]) & along]
-
-
 def _element_bytes(signature, pointer):
     """The element size of a pointer parameter (`*bf16` -> 2); None when unknown."""
     return _ELEMENT_BYTES.get(str(signature.get(pointer, "")).lstrip("*"))
@@ -200,7 +191,7 @@ def _row_run_bytes(fn, signature):
         elif name != "xindex" and names_in(v) & (cols | other):
             other.add(name)  # the row index used some other way (a mask is harmless; an address is not)
     found = []
-    for call in _streamed(fn, ("tl.load", "tl.store")):
+    for call in streamed(fn, ("tl.load", "tl.store")):
         terms = sum_terms(call.args[0])
         coefficients, mods, pointer = [], set(), None
         for t in terms:
@@ -227,13 +218,6 @@ def _row_run_bytes(fn, signature):
     return min(found) if found else None
 
 
-def _is_row_pass(node):
-    """A pass over the row at the kernel's top level: `for r0_offset in (tl.)range(0, r0_numel, R0_BLOCK)`."""
-    return (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
-            and _call_name(node.iter.func) in ("range", "tl.range")
-            and [ast.unparse(a) for a in node.iter.args] == ["0", "r0_numel", "R0_BLOCK"])
-
-
 def _row_pass_loads(fn, signature):
     """For a looped reduction: {pointer parameter: passes over the row that load it} for each pointer loaded in
     more than one pass (a softmax's input: 2, statistics then normalize), else {}. A row too long to stay in L2
@@ -241,7 +225,7 @@ def _row_pass_loads(fn, signature):
     leave out: the profile adds them as the kernel's re-read bytes."""
     passes = {}
     for loop in fn.body:
-        if not _is_row_pass(loop):
+        if not row_pass(loop):
             continue
         loaded = set()
         for call in ast.walk(loop):

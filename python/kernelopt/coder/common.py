@@ -2,6 +2,8 @@
 over a row, and its sizes as constants in the kernel body."""
 import ast
 
+from kernelopt.artifact.exprs import row_pass
+
 
 class NotApplicable(Exception):
     """The family does not apply to this kernel; the message says why (for the report)."""
@@ -9,14 +11,7 @@ class NotApplicable(Exception):
 
 def is_r0_loop(node):
     """`for r0_offset in range(0, r0_numel, R0_BLOCK)` (or tl.range) exactly."""
-    if not isinstance(node, ast.For) or node.orelse:
-        return False
-    if not (isinstance(node.target, ast.Name) and node.target.id == "r0_offset"):
-        return False
-    it = node.iter
-    if not isinstance(it, ast.Call) or it.keywords or ast.unparse(it.func) not in ("range", "tl.range"):
-        return False
-    return [ast.unparse(a) for a in it.args] == ["0", "r0_numel", "R0_BLOCK"]
+    return row_pass(node, "r0_offset")
 
 
 def int_assign(body, name):

@@ -17,7 +17,7 @@ its row tile one row tall (XBLOCK replaced by 1 inside), the row index taken fro
 """
 import ast
 
-from kernelopt.artifact.exprs import along_row, names_in, sum_terms
+from kernelopt.artifact.exprs import along_row, row_pass, streamed, sum_terms
 from kernelopt.coder.common import NotApplicable, int_assign as _int_assign, kernel_function as _kernel
 from kernelopt.coder.reverse_pass import reverse_pass
 
@@ -31,15 +31,6 @@ PROGRAMS = 128           # about one program an SM on an H100/H200 (132 SMs): th
 MAX_ROW = 131072         # elements a row may have (512 KB in fp32): 128 such rows in flight about fill L2
 ROW_BLOCK = 4096         # R0_BLOCK proposed: more of the row in flight per program
 ROW_WARPS = 32
-
-
-def _is_row_pass(node):
-    """A pass over the row: `for <r0_offset or reverse_pass's r0_step> in (tl.)range(0, r0_numel, R0_BLOCK)`."""
-    if not isinstance(node, ast.For) or node.orelse or not isinstance(node.iter, ast.Call):
-        return False
-    it = node.iter
-    return (ast.unparse(it.func) in ("range", "tl.range") and not it.keywords
-            and [ast.unparse(a) for a in it.args] == ["0", "r0_numel", "R0_BLOCK"])
 
 
 def _is_xoffset(node):
@@ -61,11 +52,8 @@ def _strided_access(fn):
     """The address of a load or store that moves along the row but never one element at a time (no term that is
     a bare name moving with r0_index: `4096*r0_1`, a reduction over a middle dim), else None."""
     along = along_row(fn)
-    for call in ast.walk(fn):
-        if not (isinstance(call, ast.Call) and ast.unparse(call.func) in ("tl.load", "tl.store") and call.args):
-            continue
-        terms = sum_terms(call.args[0])
-        if names_in(call.args[0]) & along and not any(isinstance(t, ast.Name) and t.id in along for t in terms):
+    for call in streamed(fn, ("tl.load", "tl.store")):
+        if not any(isinstance(t, ast.Name) and t.id in along for t in sum_terms(call.args[0])):
             return ast.unparse(call.args[0])
     return None
 
@@ -85,7 +73,7 @@ def row_stream(source):
     params = [a.arg for a in fn.args.args]
     if "XBLOCK" not in params or "R0_BLOCK" not in params:
         raise NotApplicable("not a looped reduction over rows (no XBLOCK and R0_BLOCK)")
-    loops = [n for n in fn.body if _is_row_pass(n)]
+    loops = [n for n in fn.body if row_pass(n)]
     if len(loops) < 2:
         raise NotApplicable("one pass over the row: nothing to find in L2 again")
     xoffsets = [i for i, n in enumerate(fn.body) if _is_xoffset(n)]
