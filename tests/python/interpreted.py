@@ -3,6 +3,10 @@ engine sends it, its baked-in sizes shrunk, loaded with stand-ins for what the i
 triton_helpers' max2/min2 on its vectorized reductions)."""
 import os
 import re
+import subprocess
+import sys
+
+import pytest
 
 from kernelopt.artifact.inductor import parse_module
 from kernelopt.device import kernels
@@ -11,6 +15,21 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 # what a bare kernel function (no imports of its own) needs to load
 HEADER = ("import triton\nimport triton.language as tl\nfrom torch._inductor.runtime import triton_helpers\n"
           "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n\n")
+
+
+def compiled_apart(script):
+    """stdout of `script` run in a Python process of its own without TRITON_INTERPRET, from the repository root
+    (Triton's own compiler there: Inductor's helpers, once loaded for the interpreter, cannot be compiled); the
+    test is skipped where the script prints SKIP (no ptxas beside Triton)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.path.join(root, "python")
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    if out.stdout.startswith("SKIP"):
+        pytest.skip(out.stdout.strip())
+    return out.stdout
 
 
 def captured(path, index=0):

@@ -407,14 +407,5 @@ def test_the_full_size_rewrite_compiles_for_an_h100():
     """Triton's own compiler (no GPU needed) takes the rewrite of the real 4x4 kernel to PTX for sm_90:
     the interpreter alone accepts what the compiler may not (the static branch, the constexpr tiles). In a
     process of its own: Inductor's helpers, once loaded for the interpreter, cannot be compiled."""
-    import subprocess
-    import sys
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = os.path.join(root, "python")
-    out = subprocess.run([sys.executable, "-c", COMPILE], cwd=root, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    if out.stdout.startswith("SKIP"):
-        pytest.skip(out.stdout.strip())
-    assert out.stdout.strip().endswith("ENTRY") and "NO ENTRY" not in out.stdout, out.stdout
+    out = interpreted.compiled_apart(COMPILE)
+    assert out.strip().endswith("ENTRY") and "NO ENTRY" not in out, out
