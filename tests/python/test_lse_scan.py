@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kernelopt.artifact.static import analyze_source  # noqa: E402
-from kernelopt.coder.lse_scan import lse_scan  # noqa: E402
+from kernelopt.coder.lse_scan import lse_block, lse_scan  # noqa: E402
 from kernelopt.coder.rewrite import NotApplicable, op_rewrite  # noqa: E402
 import interpreted  # noqa: E402  (tests/python/interpreted.py: captured kernels under the interpreter)
 from interpreted import FIXTURES, captured, runnable  # noqa: E402
@@ -94,10 +94,12 @@ def test_lse_scan_applies_to_the_captured_kernel_with_the_same_signature_and_pas
     assert meta == {}  # block sizes stay the tuner's
 
 
+@pytest.mark.parametrize("family", [lse_scan, lse_block])
 @pytest.mark.parametrize("rows,cols,xblock,rblock", [(6, 37, 1, 8), (6, 37, 2, 16), (8, 64, 4, 64), (6, 7, 1, 8)])
-def test_lse_scan_matches_float64_and_the_captured_kernel_with_inf_nan_and_wide_ranges(rows, cols, xblock, rblock):
+def test_lse_scan_matches_float64_and_the_captured_kernel_with_inf_nan_and_wide_ranges(family, rows, cols, xblock,
+                                                                                      rblock):
     k, source = captured(LSE)
-    code, _, _ = lse_scan(source, k["aten_ops"])
+    code, _, _ = family(source, k["aten_ops"])
     header = source[:source.index("@triton_heuristics.")]
     rewritten = jit_of(runnable(header + code, rows, cols), k["name"])
     original = jit_of(runnable(source, rows, cols), k["name"])
@@ -128,3 +130,39 @@ def test_lse_scan_declines_what_it_does_not_understand_with_a_reason():
     assert skipped and "ATen ops" in skipped[0]["why"]
     applied = op_rewrite({"source": source, "families": ["lse_scan"], "aten_ops": k["aten_ops"]})
     assert [c["family"] for c in applied["candidates"]] == ["lse_scan"]
+    every = op_rewrite({"source": source, "aten_ops": k["aten_ops"], "reduction_hint": "INNER", "max_row": 32768})
+    assert {"lse_scan", "lse_block"} <= {c["family"] for c in every["candidates"]}  # both asked for by default
+
+
+COMPILE = """
+import sys
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import triton
+sys.path.insert(0, "tests/python")
+from interpreted import captured, runnable
+from test_lse_scan import LSE
+from kernelopt.coder.lse_scan import lse_block
+from kernelopt.device import kernels
+k, source = captured(LSE)
+code, _, _ = lse_block(source, k["aten_ops"])
+header = source[:source.index("@triton_heuristics.")]
+jit = kernels.load_kernel_source(runnable(header + code, 8192, 32768), k["name"])  # the captured sizes, no driver line
+signature = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "r0_numel": "i32",
+             "XBLOCK": "constexpr", "R0_BLOCK": "constexpr"}
+try:
+    compiled = triton.compile(ASTSource(jit, signature=signature, constexprs={"XBLOCK": 1, "R0_BLOCK": 2048}),
+                              target=GPUTarget("cuda", 90, 32), options={"num_warps": 16})
+except FileNotFoundError as exc:  # no ptxas beside Triton
+    print("SKIP", exc)
+    sys.exit(0)
+print("ENTRY" if ".entry " + k["name"] in compiled.asm["ptx"] else "NO ENTRY")
+"""
+
+
+def test_lse_block_compiles_for_an_h100():
+    """Triton's own compiler (no GPU needed) takes lse_block's rewrite of the real kernel to PTX for sm_90, at the
+    tile the H100 chose for lse_scan (R0_BLOCK 2048, 16 warps): the block that falls back is a branch on a value
+    computed at run time, which the interpreter runs as plain Python but the compiler must accept as scf.if."""
+    out = interpreted.compiled_apart(COMPILE)
+    assert out.strip().endswith("ENTRY") and "NO ENTRY" not in out, out

@@ -54,6 +54,39 @@ CARRY_INIT = '''
 _lse_m = tl.full([XBLOCK, 1], float('-inf'), tl.float32)
 _lse_s = tl.zeros([XBLOCK, 1], tl.float32)
 '''
+# lse_block's body: each block's maximum (NaN left out: a NaN reaches every later sum through the cumsum) is
+# the reference of all its terms, so s_i = carry * exp(m - M) + cumsum(exp(x - M)) and out_i = M + log(s_i): one
+# scan of single values, no max scan. Terms below M underflow only when s_i is tiny; a block where any s_i is
+# under 1e-20 (an element far below the block's later maximum, -inf first in a row, a +inf later in the block)
+# is computed again with lse_scan's running maximum ({slow}), whose terms never underflow. Both leave the carry
+# as (m, s) with the same meaning: the sum so far is exp(m) * s.
+BLOCK_MAX_BODY = '''
+_lse_x = tl.load({ptr}, {mask}, other=float('-inf')).to(tl.float32)
+_lse_last = r0_index == tl.minimum(r0_offset + R0_BLOCK, r0_numel) - 1
+_lse_bm = tl.max(tl.where(_lse_x != _lse_x, float('-inf'), _lse_x), 1)[:, None]
+_lse_mc = tl.maximum(_lse_m, _lse_bm)
+_lse_c = tl.where(_lse_m == _lse_mc, 1.0, tl.exp(_lse_m - _lse_mc))
+_lse_sum = _lse_s * _lse_c + tl.cumsum(tl.where(_lse_x == _lse_mc, 1.0, tl.exp(_lse_x - _lse_mc)), 1)
+_lse_out = _lse_mc + tl.log(_lse_sum)
+_lse_mn = _lse_mc
+if tl.min(tl.where({mask}, _lse_sum, 1.0)) < 1e-20:
+{slow}
+tl.store({out}, _lse_out, {out_mask})
+_lse_m = _lse_mn
+_lse_s = tl.sum(tl.where(_lse_last, _lse_sum, 0.0), 1)[:, None]
+'''
+# lse_scan's block, for lse_block's blocks near underflow: the same carry in, (_lse_out, _lse_sum, _lse_mn) out
+SLOW_BODY = '''
+_lse_p = tl.load({ptr} - 1, ({mask}) & (r0_index > r0_offset), other=float('-inf')).to(tl.float32)
+_lse_e = tl.maximum(tl.associative_scan(_lse_p, 1, _kernelopt_max_keeping_nan), _lse_m, propagate_nan=tl.PropagateNan.ALL)
+_lse_mx = tl.maximum(_lse_e, _lse_x, propagate_nan=tl.PropagateNan.ALL)
+_lse_a = tl.where(_lse_e == _lse_mx, 1.0, tl.exp(_lse_e - _lse_mx))
+_lse_b = tl.where(_lse_x == _lse_mx, 1.0, tl.exp(_lse_x - _lse_mx))
+_lse_pa, _lse_pb = tl.associative_scan((_lse_a, _lse_b), 1, _kernelopt_scale_then_add)
+_lse_sum = _lse_s * _lse_pa + _lse_pb
+_lse_out = _lse_mx + tl.log(_lse_sum)
+_lse_mn = tl.sum(tl.where(_lse_last, _lse_mx, 0.0), 1)[:, None]
+'''
 PARAMS = ["in_ptr0", "out_ptr0", "xnumel", "r0_numel", "XBLOCK", "R0_BLOCK"]
 
 
@@ -107,8 +140,9 @@ def _check_log_add_exp(tree, scan):
         raise NotApplicable(f"the scan's combine {combine} is not a log-add-exp (it calls {sorted(called)})")
 
 
-def lse_scan(source, aten_ops):
-    """(code, meta, notes) for a logcumsumexp scan kernel, else NotApplicable with the reason."""
+def _scan_parts(source, aten_ops):
+    """(fn, loop, setup, expressions) of a logcumsumexp scan kernel this module understands, else NotApplicable:
+    expressions = {ptr, mask, out, out_mask}, the original's load and store."""
     ops = sorted(set(aten_ops or []))
     if ops != ["aten.logcumsumexp"]:
         raise NotApplicable(f"not a logcumsumexp alone (ATen ops: {', '.join(ops) or 'unknown'})")
@@ -140,17 +174,38 @@ def lse_scan(source, aten_ops):
                and s.value.id == "r0_index"} | {"r0_index"}
     if not any(isinstance(t, ast.Name) and t.id in r0_vars for t in sum_terms(index)):
         raise NotApplicable("the scanned dimension is not contiguous (no unit-stride r0 term in the index)")
-    ptr, mask = ast.unparse(load.args[0]), _mask(load, 1)
-    out_mask = _mask(store, 2)
+    mask, out_mask = _mask(load, 1), _mask(store, 2)
     if mask is None or out_mask is None:
         raise NotApplicable("a load or store without a mask")
-    body = BLOCK_BODY.format(ptr=ptr, mask=ast.unparse(mask), out=ast.unparse(store.args[0]),
-                             out_mask=ast.unparse(out_mask))
+    return fn, loop, setup, {"ptr": ast.unparse(load.args[0]), "mask": ast.unparse(mask),
+                             "out": ast.unparse(store.args[0]), "out_mask": ast.unparse(out_mask)}
+
+
+def _emit(fn, loop, setup, body):
+    """The kernel with its loop's body replaced by body (after the index setup) and the carry initialised."""
     loop.body = setup + ast.parse(body).body
     head = [s for s in fn.body[:-1] if _is_setup(s)]
     fn.body = head + ast.parse(CARRY_INIT).body + [loop]
     fn.decorator_list = []
-    code = HELPERS + "@triton.jit\n" + ast.unparse(fn) + "\n"
+    return HELPERS + "@triton.jit\n" + ast.unparse(fn) + "\n"
+
+
+def lse_scan(source, aten_ops):
+    """(code, meta, notes) for a logcumsumexp scan kernel, else NotApplicable with the reason."""
+    fn, loop, setup, exprs = _scan_parts(source, aten_ops)
+    code = _emit(fn, loop, setup, BLOCK_BODY.format(**exprs))
     notes = ("lse scan: logcumsumexp from a running max and a multiply-add scan (3 transcendentals per "
              "element instead of an exp and a log1p at every level of the scan)")
+    return code, {}, notes
+
+
+def lse_block(source, aten_ops):
+    """(code, meta, notes) for a logcumsumexp scan kernel, else NotApplicable: lse_scan's function with each
+    block's maximum as its reference (a plain cumsum, two transcendentals an element) where that is exact."""
+    fn, loop, setup, exprs = _scan_parts(source, aten_ops)
+    slow = "\n".join("    " + line for line in SLOW_BODY.format(**exprs).strip().splitlines())
+    code = _emit(fn, loop, setup, BLOCK_MAX_BODY.format(slow=slow, **exprs))
+    notes = ("lse block: logcumsumexp with each block's maximum as the reference, a plain cumsum of exp(x - max) "
+             "(two transcendentals an element, one scan); a block whose partial sums come near underflow takes "
+             "lse scan's running maximum instead")
     return code, {}, notes

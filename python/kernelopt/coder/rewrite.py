@@ -31,6 +31,8 @@ Families:
                 rows in flight fit L2, so the later passes re-read each row from L2, not memory.
   lse_scan      A logcumsumexp scan (coder/lse_scan.py): from a running max and a multiply-add scan
                 instead of a log-add-exp combine at every level of the scan tree.
+  lse_block     The same scan with each block's maximum as its reference (coder/lse_scan.py): a plain cumsum of
+                exp(x - max), no max scan; a block whose partial sums near underflow takes lse_scan's way.
   window_rows   A pooling kernel whose windows overlap along output rows (window_rows.py): tiles of
                 outputs walked a row at a time, each row loading only the window rows the row above
                 did not (a 4x4 stride-1 max-pool: 4 of its 16 loads per output).
@@ -46,14 +48,14 @@ Families:
 from kernelopt.coder.block_online import block_online, lane_online
 from kernelopt.coder.channel_copy import channel_copy
 from kernelopt.coder.common import NotApplicable  # noqa: F401 (callers import it from here)
-from kernelopt.coder.lse_scan import lse_scan
+from kernelopt.coder.lse_scan import lse_block, lse_scan
 from kernelopt.coder.outer_loop import outer_loop
 from kernelopt.coder.resident_row import resident_row
 from kernelopt.coder.reverse_pass import reverse_pass
 from kernelopt.coder.row_stream import row_stream_reversed
 from kernelopt.coder.window_rows import window_rows
 
-FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "window_rows", "channel_copy", "outer_loop",
+FAMILIES = ("resident_row", "reverse_pass", "row_stream", "lse_scan", "lse_block", "window_rows", "channel_copy", "outer_loop",
             "block_online", "lane_online")
 
 
@@ -77,6 +79,8 @@ def _apply(family, source, args):
         return row_stream_reversed(source)
     if family == "lse_scan":
         return lse_scan(source, args.get("aten_ops"))
+    if family == "lse_block":
+        return lse_block(source, args.get("aten_ops"))
     if family == "window_rows":
         return window_rows(source)
     if family == "channel_copy":
