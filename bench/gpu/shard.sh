@@ -6,7 +6,9 @@
 # usage: bench/gpu/shard.sh OUT LEVEL i/n   (BUDGET, default 4; SEARCH_SECONDS, each problem's kernel-search allowance,
 # default 60; BENCH_TIMEOUT seconds, default 420; NSIGHT=N
 # adds Nsight Compute figures for the N kernels that lose the most time: LEVEL-i-nsight.md, LEVEL-i-nsight.tgz,
-# within NSIGHT_TIMEOUT (200 s): then give BENCH_TIMEOUT 330 or less, so that the call stays under 10 minutes)
+# within NSIGHT_TIMEOUT (200 s): then give BENCH_TIMEOUT 330 or less, so that the call stays under 10 minutes;
+# RESUME=DIR, a shard's directory of an earlier call cut short (its runs/*/*/report.json, as recorded under
+# bench/results): its finished problems are read back, not run again; say so where the results are recorded)
 set -uo pipefail
 out=${1:?OUT directory}; level=${2:?level}; shard=${3:?i/n}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,6 +16,9 @@ tag="level$level-${shard%%/*}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 python3 -c "import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__)" | tee -a "$out/gpu.txt"
+if [ -n "${RESUME:-}" ]; then  # the bench reads a problem whose report.json is in its --out back (resumable)
+  mkdir -p "/tmp/$tag" && cp -r "$RESUME/runs" "/tmp/$tag/" && echo "resuming: $(ls "$RESUME"/runs/*/*/report.json | wc -l) finished problem(s) from $RESUME"
+fi
 start=$(date +%s)
 timeout "${BENCH_TIMEOUT:-420}" "$root/build-gpu/kernelopt" bench "$root/bench/problems" --level "$level" --shard "$shard" \
   --out "/tmp/$tag" --workspace "/tmp/$tag-ws" --budget "${BUDGET:-4}" --trials 30 --search-seconds "${SEARCH_SECONDS:-60}" > "$out/$tag.log" 2>&1
