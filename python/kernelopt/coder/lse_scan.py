@@ -1,4 +1,5 @@
-"""The `lse_scan` rewrite family: a log-cumulative-sum-exp scan without a transcendental in its combine.
+"""The `lse_scan` and `lse_block` rewrite families: a log-cumulative-sum-exp scan without a transcendental in its
+combine.
 
 Inductor scans logcumsumexp with `tl.associative_scan` over a log-add-exp combine: every level of the scan
 tree computes an exp and a log1p per element (about 2 log2(R0_BLOCK) transcendentals per element), so the
@@ -13,6 +14,11 @@ is exactly 1, so s_i >= 1: nothing underflows to a wrong -inf, whatever the inpu
 before i comes from a max scan over the row loaded one element later (an L1/L2 hit, no more DRAM
 traffic); a block's last maximum and sum carry into the next block. -inf, +inf and NaN come out as
 PyTorch's: an all -inf prefix gives -inf, +inf gives +inf from there on, NaN propagates.
+
+`lse_block` takes each block's maximum as the reference of all its terms instead: a plain cumsum of exp(x - M),
+two transcendentals an element and one scan of single values. Its terms can underflow where an element lies far
+below its block's later maximum; a block whose partial sums come that near (under 1e-20) is computed lse_scan's
+way, so both give the same function on every input (not yet timed on a GPU: the performance gate picks).
 
 Applies to a kernel whose ATen ops are logcumsumexp alone (nothing fused before or after the scan), with
 one input and one output at the same index, contiguous along the scanned dimension, computed in fp32.
@@ -35,48 +41,15 @@ def _kernelopt_scale_then_add(a1, b1, a2, b2):
 
 '''
 
-# The scan's body, per block of the row; {ptr}, {mask}, {out} and {out_mask} are the original's expressions.
-BLOCK_BODY = '''
-_lse_x = tl.load({ptr}, {mask}, other=float('-inf')).to(tl.float32)
-_lse_p = tl.load({ptr} - 1, ({mask}) & (r0_index > r0_offset), other=float('-inf')).to(tl.float32)
-_lse_e = tl.maximum(tl.associative_scan(_lse_p, 1, _kernelopt_max_keeping_nan), _lse_m, propagate_nan=tl.PropagateNan.ALL)
-_lse_mx = tl.maximum(_lse_e, _lse_x, propagate_nan=tl.PropagateNan.ALL)
-_lse_a = tl.where(_lse_e == _lse_mx, 1.0, tl.exp(_lse_e - _lse_mx))
-_lse_b = tl.where(_lse_x == _lse_mx, 1.0, tl.exp(_lse_x - _lse_mx))
-_lse_pa, _lse_pb = tl.associative_scan((_lse_a, _lse_b), 1, _kernelopt_scale_then_add)
-_lse_sum = _lse_s * _lse_pa + _lse_pb
-tl.store({out}, _lse_mx + tl.log(_lse_sum), {out_mask})
-_lse_last = r0_index == tl.minimum(r0_offset + R0_BLOCK, r0_numel) - 1
-_lse_m = tl.sum(tl.where(_lse_last, _lse_mx, 0.0), 1)[:, None]
-_lse_s = tl.sum(tl.where(_lse_last, _lse_sum, 0.0), 1)[:, None]
-'''
-CARRY_INIT = '''
-_lse_m = tl.full([XBLOCK, 1], float('-inf'), tl.float32)
-_lse_s = tl.zeros([XBLOCK, 1], tl.float32)
-'''
-# lse_block's body: each block's maximum (NaN left out: a NaN reaches every later sum through the cumsum) is
-# the reference of all its terms, so s_i = carry * exp(m - M) + cumsum(exp(x - M)) and out_i = M + log(s_i): one
-# scan of single values, no max scan. Terms below M underflow only when s_i is tiny; a block where any s_i is
-# under 1e-20 (an element far below the block's later maximum, -inf first in a row, a +inf later in the block)
-# is computed again with lse_scan's running maximum ({slow}), whose terms never underflow. Both leave the carry
-# as (m, s) with the same meaning: the sum so far is exp(m) * s.
-BLOCK_MAX_BODY = '''
+# A block of the row, in three parts; {ptr}, {mask}, {out} and {out_mask} are the original's expressions. The
+# carry between blocks is (_lse_m, _lse_s): the sum so far is exp(_lse_m) * _lse_s.
+LOAD = '''
 _lse_x = tl.load({ptr}, {mask}, other=float('-inf')).to(tl.float32)
 _lse_last = r0_index == tl.minimum(r0_offset + R0_BLOCK, r0_numel) - 1
-_lse_bm = tl.max(tl.where(_lse_x != _lse_x, float('-inf'), _lse_x), 1)[:, None]
-_lse_mc = tl.maximum(_lse_m, _lse_bm)
-_lse_c = tl.where(_lse_m == _lse_mc, 1.0, tl.exp(_lse_m - _lse_mc))
-_lse_sum = _lse_s * _lse_c + tl.cumsum(tl.where(_lse_x == _lse_mc, 1.0, tl.exp(_lse_x - _lse_mc)), 1)
-_lse_out = _lse_mc + tl.log(_lse_sum)
-_lse_mn = _lse_mc
-if tl.min(tl.where({mask}, _lse_sum, 1.0)) < 1e-20:
-{slow}
-tl.store({out}, _lse_out, {out_mask})
-_lse_m = _lse_mn
-_lse_s = tl.sum(tl.where(_lse_last, _lse_sum, 0.0), 1)[:, None]
 '''
-# lse_scan's block, for lse_block's blocks near underflow: the same carry in, (_lse_out, _lse_sum, _lse_mn) out
-SLOW_BODY = '''
+# lse_scan's block: the running maximum before each element (a max scan of the row loaded one element later), then
+# the multiply-add scan; out: _lse_out, _lse_sum and the carry's next maximum _lse_mn
+RUNNING_MAX = '''
 _lse_p = tl.load({ptr} - 1, ({mask}) & (r0_index > r0_offset), other=float('-inf')).to(tl.float32)
 _lse_e = tl.maximum(tl.associative_scan(_lse_p, 1, _kernelopt_max_keeping_nan), _lse_m, propagate_nan=tl.PropagateNan.ALL)
 _lse_mx = tl.maximum(_lse_e, _lse_x, propagate_nan=tl.PropagateNan.ALL)
@@ -86,6 +59,30 @@ _lse_pa, _lse_pb = tl.associative_scan((_lse_a, _lse_b), 1, _kernelopt_scale_the
 _lse_sum = _lse_s * _lse_pa + _lse_pb
 _lse_out = _lse_mx + tl.log(_lse_sum)
 _lse_mn = tl.sum(tl.where(_lse_last, _lse_mx, 0.0), 1)[:, None]
+'''
+# lse_block's block: its maximum (NaN left out: a NaN reaches every later sum through the cumsum) is the reference
+# of all its terms, s_i = carry * exp(m - M) + cumsum(exp(x - M)) and out_i = M + log(s_i): one scan of single
+# values, no max scan. Terms below M underflow only where s_i is tiny: a block with any s_i under 1e-20 (an element
+# far below the block's later maximum, -inf first in a row, a +inf later in the block) is computed again the
+# running-maximum way ({running_max}), whose terms never underflow
+BLOCK_MAX = '''
+_lse_bm = tl.max(tl.where(_lse_x != _lse_x, float('-inf'), _lse_x), 1)[:, None]
+_lse_mc = tl.maximum(_lse_m, _lse_bm)
+_lse_c = tl.where(_lse_m == _lse_mc, 1.0, tl.exp(_lse_m - _lse_mc))
+_lse_sum = _lse_s * _lse_c + tl.cumsum(tl.where(_lse_x == _lse_mc, 1.0, tl.exp(_lse_x - _lse_mc)), 1)
+_lse_out = _lse_mc + tl.log(_lse_sum)
+_lse_mn = _lse_mc
+if tl.min(tl.where({mask}, _lse_sum, 1.0)) < 1e-20:
+{running_max}
+'''
+STORE_AND_CARRY = '''
+tl.store({out}, _lse_out, {out_mask})
+_lse_m = _lse_mn
+_lse_s = tl.sum(tl.where(_lse_last, _lse_sum, 0.0), 1)[:, None]
+'''
+CARRY_INIT = '''
+_lse_m = tl.full([XBLOCK, 1], float('-inf'), tl.float32)
+_lse_s = tl.zeros([XBLOCK, 1], tl.float32)
 '''
 PARAMS = ["in_ptr0", "out_ptr0", "xnumel", "r0_numel", "XBLOCK", "R0_BLOCK"]
 
@@ -193,7 +190,7 @@ def _emit(fn, loop, setup, body):
 def lse_scan(source, aten_ops):
     """(code, meta, notes) for a logcumsumexp scan kernel, else NotApplicable with the reason."""
     fn, loop, setup, exprs = _scan_parts(source, aten_ops)
-    code = _emit(fn, loop, setup, BLOCK_BODY.format(**exprs))
+    code = _emit(fn, loop, setup, (LOAD + RUNNING_MAX + STORE_AND_CARRY).format(**exprs))
     notes = ("lse scan: logcumsumexp from a running max and a multiply-add scan (3 transcendentals per "
              "element instead of an exp and a log1p at every level of the scan)")
     return code, {}, notes
@@ -203,8 +200,9 @@ def lse_block(source, aten_ops):
     """(code, meta, notes) for a logcumsumexp scan kernel, else NotApplicable: lse_scan's function with each
     block's maximum as its reference (a plain cumsum, two transcendentals an element) where that is exact."""
     fn, loop, setup, exprs = _scan_parts(source, aten_ops)
-    slow = "\n".join("    " + line for line in SLOW_BODY.format(**exprs).strip().splitlines())
-    code = _emit(fn, loop, setup, BLOCK_MAX_BODY.format(slow=slow, **exprs))
+    running_max = "\n".join("    " + line for line in RUNNING_MAX.format(**exprs).strip().splitlines())
+    body = LOAD.format(**exprs) + BLOCK_MAX.format(running_max=running_max, **exprs) + STORE_AND_CARRY.format(**exprs)
+    code = _emit(fn, loop, setup, body)
     notes = ("lse block: logcumsumexp with each block's maximum as the reference, a plain cumsum of exp(x - max) "
              "(two transcendentals an element, one scan); a block whose partial sums come near underflow takes "
              "lse scan's running maximum instead")
