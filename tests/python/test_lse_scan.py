@@ -166,3 +166,14 @@ def test_lse_block_compiles_for_an_h100():
     computed at run time, which the interpreter runs as plain Python but the compiler must accept as scf.if."""
     out = interpreted.compiled_apart(COMPILE)
     assert out.strip().endswith("ENTRY") and "NO ENTRY" not in out, out
+
+
+def test_families_that_read_a_kernel_alone_say_a_scan_s_combine_is_why_they_decline():
+    """Inductor's scans come with their combine function beside the kernel (the real cumsum capture); the families
+    that read one function decline with that reason, not a count (the bench's under-the-bar reasons quote it)."""
+    _, cumsum_source = captured(os.path.join(FIXTURES, "survey-h100", "level1__23_cumsum", "module0.py"))
+    skipped = op_rewrite({"source": cumsum_source, "reduction_hint": "INNER", "max_row": 32768,
+                          "aten_ops": ["aten.cumsum"]})["skipped"]
+    why = {s["family"]: s["why"] for s in skipped}
+    for family in ("resident_row", "reverse_pass", "window_rows", "channel_copy", "outer_loop", "block_online"):
+        assert "_triton_helper_fn_add0: a scan's combine" in why[family], (family, why[family])

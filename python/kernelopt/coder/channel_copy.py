@@ -19,7 +19,7 @@ names are bound to the new tile (c for `y % C`, n for `y // C`, y = C*n + c), so
 import ast
 
 from kernelopt.artifact.exprs import assign_of
-from kernelopt.coder.common import NotApplicable
+from kernelopt.coder.common import NotApplicable, kernel_function
 
 MAX_CHANNELS = 8
 SAMPLE = "_kc_sample"     # the loop variable: which of the program's S samples
@@ -139,11 +139,7 @@ def _check_epilogue(stmts):
 
 def channel_copy(source):
     """(code, meta, notes): see the module docstring."""
-    tree = ast.parse(source)
-    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    if len(fns) != 1:
-        raise NotApplicable(f"expected one kernel function, found {len(fns)}")
-    fn = fns[0]
+    tree, fn = kernel_function(source)
     params = [a.arg for a in fn.args.args]
     if "R0_BLOCK" in params or "r0_numel" in params:
         raise NotApplicable("a reduction (R0_BLOCK): not a copy")

@@ -28,6 +28,10 @@ def kernel_function(source):
     """(module tree, its one function): the kernel as the engine sends it; NotApplicable if not one function."""
     tree = ast.parse(source)
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    helpers = [f.name for f in fns if "XBLOCK" not in [a.arg for a in f.args.args]]
+    if len(fns) > 1 and helpers:  # Inductor writes a scan's combine as a function beside the kernel
+        raise NotApplicable(f"the kernel calls a function of its own ({', '.join(helpers)}: a scan's combine); "
+                            "this family reads a kernel alone")
     if len(fns) != 1:
         raise NotApplicable(f"expected one kernel function, found {len(fns)}")
     return tree, fns[0]
