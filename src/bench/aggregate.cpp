@@ -161,7 +161,12 @@ json decisions_summary(const Rows& rs) {
 /// fraction; the search's verdict; then each rewrite family's own.
 std::string reason_of(const json& k) {
   std::string why = string_or_empty(k, "why");
-  if (why.empty()) why = "improved, still under the bar";
+  if (why.empty()) {  // improved: say by what (the rewrite family, else the candidate's origin: tuner, llm, ...)
+    const std::string family = string_or_empty(k, "family"), origin = string_or_empty(k, "origin");
+    why = !family.empty() ? fmt::format("improved by the {} rewrite, still under the bar", family)
+          : !origin.empty() ? fmt::format("improved by the {}, still under the bar", origin)
+                            : "improved, still under the bar";
+  }
   if (const json f = number_or_null(k, "roofline_with_rereads_before"); f.is_number()) {
     why = fmt::format("Inductor's kernel reads each row again in a later pass: {:.0f}% of the bandwidth counting "
                       "those reads; {}", 100 * f.get<double>(), why);
