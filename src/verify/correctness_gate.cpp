@@ -125,6 +125,8 @@ Verdict correctness_gate(const json& check_result, const CorrectnessPolicy& poli
                 {"min_seeds", policy.min_seeds},
                 {"failures", failures},
                 {"determinism", determinism},
+                // the worker's check ends at the first failing run: the runs after it were not made
+                {"stopped_early", check_result.is_object() ? check_result.value("stopped_early", json()) : json()},
                 {"compared", compared}};
   return v;
 }

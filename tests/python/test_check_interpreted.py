@@ -121,7 +121,9 @@ def test_softmax_skipping_rows_that_look_computed_is_caught_by_the_stale_runs(tm
     first = [r for r in result["runs"] if r["source"] == "synthetic"]
     stale = [r for r in result["runs"] if r["source"] == "stale"]
     assert clean({"runs": first}), first  # fresh buffers: right
-    assert len(stale) == 3
+    # the check op stops at the first failing run: seed 1's, its output holding seed 0's answer
+    assert [(r["seed"], r["stale_from_seed"]) for r in stale] == [(1, 0)]
+    assert "the stale run of seed 1 (synthetic) from seed 0" in result["stopped_early"]
     for run in stale:
         out = next(t for t in run["tensors"] if t["arg"] == "out_ptr2")
         # every row kept the other seed's answer (tiny probabilities of both agree within atol)
@@ -200,10 +202,11 @@ def test_candidate_differing_between_repeats_is_rejected_as_non_deterministic(tm
     cand, name = candidate(tmp_path, "softmax_small", 0, with_config({"XBLOCK": 4, "num_warps": 4, "num_stages": 1}))
     calls = flaky_launches(monkeypatch, "candidate", on_calls={2})  # seed 0's second launch
     result = run_check("softmax_small", cand, name)
-    assert calls["n"] == 3 * 3 + 3  # 3 seeds x 3 repeats, and the 3 stale runs
+    assert calls["n"] == 3  # seed 0's launch and its 2 repeats: the check op stops at the first failure
     assert clean(result)  # every comparison with the original passes: only the repeats show it
+    assert "(seed 0 (synthetic), launch 0, its repeats)" in result["stopped_early"]
     det = result["determinism"]
-    assert det["launches_checked"] == 3 and not det["original_nondeterministic"]
+    assert det["launches_checked"] == 1 and not det["original_nondeterministic"]
     (line,) = det["failures"]
     assert line.startswith("non-deterministic: repeat 2 of seed 0 (synthetic) differs from repeat 1 at [5, 7] ("), line
     assert "in out_ptr2, launch 0" in line
@@ -230,9 +233,10 @@ def test_repeats_of_one_turn_the_determinism_check_off(tmp_path, monkeypatch):
     calls = flaky_launches(monkeypatch, "candidate", on_calls={2})
     result = op_check({"baseline_module": os.path.join(FIXTURES, "softmax_small.py"), "candidate_module": cand,
                        "kernel": name, "synthetic_seeds": [0, 1, 2], "tolerances": TOL, "repeats": 1})
-    assert calls["n"] == 3 + 3
+    assert calls["n"] == 2  # seed 0's launch, then seed 1's, where the check op stops
     assert result["determinism"] == {"repeats": 1, "launches_checked": 0, "failures": [], "original_nondeterministic": []}
     assert not clean(result)  # call 2 is now seed 1's comparison run: the bump is a mismatch there
+    assert "(seed 1 (synthetic), launch 0)" in result["stopped_early"]
 
 
 def test_softmax_store_past_the_end_of_its_whole_allocation_is_caught(tmp_path):

@@ -482,3 +482,45 @@ def test_bytes_outside_a_channels_last_view_are_found_without_an_element_index(m
     assert dense["mismatches"] + dense["nan_mismatches"] == 2, dense
     monkeypatch.setattr(launches, "_dense_span", lambda t: None)  # the element-by-element index
     assert evidence() == dense
+
+
+def test_stop_early_ends_the_check_at_the_first_failing_run_and_says_where():
+    # the worker's check ops pass stop_early: a rejected candidate's remaining runs are most of its gate time on a GPU
+    full = check_launches(records(), exact, bumping({3}), NAMES, TOL, repeats=3)
+    short = check_launches(records(), exact, bumping({3}), NAMES, TOL, repeats=3, stop_early=True)
+    assert full["stopped_early"] is None and short["determinism"]["failures"] == full["determinism"]["failures"][:1]
+    assert short["stopped_early"].startswith("stopped at the first failing run (seed 0, launch 0, its repeats)")
+    assert [run["seed"] for run in short["runs"]] == [0] and len(full["runs"]) > len(short["runs"])
+
+    def wrong_on_seed_1(c):
+        exact(c)
+        if float(c.args[0][0]) == 1.0:  # seed 1's input starts at 1
+            c.args[1][0, 0] += 1.0
+    r = check_launches(records(), exact, wrong_on_seed_1, NAMES, TOL, repeats=2, stop_early=True)
+    bad = [run for run in r["runs"] if any(t["mismatches"] for t in run["tensors"])]
+    assert [(run["source"], run["seed"]) for run in bad] == [("model", 1)]
+    assert r["runs"][-1] is bad[0] and {run["seed"] for run in r["runs"]} == {0, 1}  # nothing after it, no seed 2
+    assert "(seed 1, launch 0)" in r["stopped_early"]
+
+
+def test_stop_early_leaves_a_passing_candidate_s_evidence_whole():
+    halves_made = []
+
+    def halves():
+        halves_made.append(True)
+        return exact, exact
+    full = check_launches(records(), exact, exact, NAMES, TOL, repeats=2, halves=halves)
+    short = check_launches(records(), exact, exact, NAMES, TOL, repeats=2, halves=halves, stop_early=True)
+    assert short["stopped_early"] is None and halves_made == [True, True]
+    key = [(run["source"], run["seed"], run.get("order")) for run in full["runs"]]
+    assert key == [(run["source"], run["seed"], run.get("order")) for run in short["runs"]]
+    assert {"model", "stale", "halves"} <= {k[0] for k in key}
+
+
+def test_stop_early_catches_a_candidate_that_skips_work_at_its_first_stale_run():
+    def nothing(c):
+        pass
+    r = check_launches(answered_records(), exact, nothing, NAMES, TOL, repeats=1, stop_early=True)
+    bad = [run for run in r["runs"] if any(t["mismatches"] for t in run["tensors"])]
+    assert [(run["source"], run["seed"], run["stale_from_seed"]) for run in bad] == [("stale", 1, 0)]
+    assert "the stale run of seed 1 from seed 0, launch 0" in r["stopped_early"]

@@ -260,14 +260,14 @@ def axpy_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, _scale(x, alpha) + y, mask=mask & (prev == 0.0))'''
 
 
-def test_check_stale_output_run_catches_a_kernel_that_skips_what_looks_computed(tmp_path):
-    # right whenever the output starts zeroed; the stale runs start it holding the next seed's results
+def test_check_catches_a_kernel_that_skips_what_looks_computed(tmp_path):
+    # right whenever the output starts zeroed: the recorded launch's output does not (it holds what the recording
+    # left), and the stale runs start it holding another seed's results; the check op stops at the first of these
     r = check(candidate(tmp_path, "axpy_kernel", AXPY_SKIP_IF_WRITTEN))
-    stale = [run for run in r["runs"] if run["source"] == "stale"]
-    assert len(stale) == 3
-    for run in stale:
-        out = next(t for t in run["tensors"] if t["arg"] == "out_ptr")
-        assert out["mismatches"] > 0, run
+    assert not clean(r) and r["stopped_early"].startswith("stopped at the first failing run (seed 0, launch 0)")
+    (run,) = r["runs"]
+    out = next(t for t in run["tensors"] if t["arg"] == "out_ptr")
+    assert run["source"] == "model" and out["mismatches"] > 0, run
 
 
 def test_check_candidate_differing_between_repeats_is_non_deterministic(tmp_path, monkeypatch):
@@ -291,10 +291,12 @@ def test_check_candidate_differing_between_repeats_is_non_deterministic(tmp_path
 
     monkeypatch.setattr(standalone, "_kernel_obj", lambda mod, name, path: Flaky(real(mod, name, path)))
     r = check(candidate(tmp_path, "axpy_kernel", AXPY_REWRITE))
-    # seeds x repeats, and the stale runs; no halves runs for a candidate the repeats already reject
-    assert clean(r) and calls["n"] == 3 * 3 + 3
+    # seed 0's launch and its two repeats: the check op stops there, the candidate rejected (no later seeds, stale
+    # or halves runs)
+    assert clean(r) and calls["n"] == 3
+    assert r["stopped_early"].startswith("stopped at the first failing run (seed 0, launch 0, its repeats)")
     det = r["determinism"]
-    assert det["repeats"] == 3 and det["launches_checked"] == 3 and not det["original_nondeterministic"]
+    assert det["repeats"] == 3 and det["launches_checked"] == 1 and not det["original_nondeterministic"]
     (line,) = det["failures"]
     assert line.startswith("non-deterministic: repeat 2 of seed 0 differs from repeat 1 at [199] (0.5 vs "), line
     assert line.endswith("in out_ptr, launch 0; the original is bit-identical across 3 repeats"), line

@@ -249,6 +249,19 @@ TEST(VerifyCorrectnessGate, ThreeCleanSeedsPass) {
   EXPECT_EQ(v.evidence["compared"].size(), 4u);
 }
 
+TEST(VerifyCorrectnessGate, ACheckStoppedAtItsFirstFailureFailsOnThatFailureAndSaysWhereItStopped) {
+  // the worker's check ends at the first failing run: one seed ran, its mismatch is the reason (not the seed count)
+  json stopped = check({run(0, {tensor("out_ptr0", 46)})});
+  stopped["stopped_early"] = "stopped at the first failing run (seed 0, launch 0): the candidate is rejected";
+  const Verdict v = correctness_gate(stopped);
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.reason.rfind("seed 0: out_ptr0 has 46 of 1000 elements mismatching", 0), 0u) << v.reason;
+  EXPECT_EQ(v.evidence["stopped_early"], stopped["stopped_early"]);
+  EXPECT_TRUE(correctness_gate(check({run(0, {tensor("o")}), run(1, {tensor("o")}), run(2, {tensor("o")})}))
+                  .evidence["stopped_early"]
+                  .is_null());
+}
+
 TEST(VerifyCorrectnessGate, SyntheticSeedsCountWhenNoModelRuns) {
   EXPECT_TRUE(correctness_gate(check({run(0, {tensor("o")}, "synthetic"), run(1, {tensor("o")}, "synthetic"),
                                       run(2, {tensor("o")}, "synthetic")}))

@@ -181,7 +181,7 @@ def op_check(args):
         return tuple((lambda c, k=k: K.launch(k, c.args)) for k in copies) or None
     return gate_checks.check_launches(records, lambda c: K.launch(base, c.args), lambda c: K.launch(cand, c.args),
                                       list(getattr(base.fn, "arg_names", [])), args["tolerances"], args["repeats"],
-                                      sync, halves=halves, stored=gate_checks.stored_by(base))
+                                      sync, halves=halves, stored=gate_checks.stored_by(base), stop_early=True)
 
 
 def _program_halves(path, name):

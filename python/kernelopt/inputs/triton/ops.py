@@ -122,7 +122,7 @@ def op_check(args):
         return tuple((lambda l, k=k: l.run(k)) for k in copies) or None
     return checks.check_launches(records, lambda l: l.run(base), lambda l: l.run(cand), _arg_names(base),
                                  args["tolerances"], args["repeats"], lambda: _sync(s.device), _error_line,
-                                 halves=halves, stored=checks.stored_by(base))
+                                 halves=halves, stored=checks.stored_by(base), stop_early=True)
 
 
 def _model_runs(s, cand_mod, tolerances):
