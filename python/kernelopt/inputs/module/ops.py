@@ -238,35 +238,33 @@ def _model_run(s, module, cand, seed, tolerances):
     return run
 
 
-def launch_bytes(kernel, sites):
-    """The bytes a kernel's launches move at least: each distinct tensor storage an argument views,
-    once per launch, twice where the kernel updates that argument in place (read, then written)."""
+def _storage_bytes(kernel, sites, times):
+    """Over a kernel's launches: each distinct tensor storage an argument views, once per launch, times
+    times(parameter name) of its bytes (the first argument naming that storage decides)."""
     torch = _torch()
-    updated = set(kernel["mutated_args"])
     nbytes = 0
     for a in sites:
         seen = set()
         for name, t in zip(kernel["params"], a):
             if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
                 seen.add(t.untyped_storage().data_ptr())
-                nbytes += t.numel() * t.element_size() * (2 if name in updated else 1)
+                nbytes += t.numel() * t.element_size() * times(name)
     return nbytes
+
+
+def launch_bytes(kernel, sites):
+    """The bytes a kernel's launches move at least: each distinct tensor storage an argument views,
+    once per launch, twice where the kernel updates that argument in place (read, then written)."""
+    updated = set(kernel["mutated_args"])
+    return _storage_bytes(kernel, sites, lambda name: 2 if name in updated else 1)
 
 
 def launch_reread_bytes(kernel, sites):
     """The bytes a looped reduction's later passes over its rows read again (the artifact's row_pass_loads:
     {pointer: passes}), over its launches: what launch_bytes leaves out when rows do not stay in L2 between
     passes; each storage once per launch, as launch_bytes counts it."""
-    torch = _torch()
     passes = kernel.get("row_pass_loads") or {}
-    nbytes = 0
-    for a in sites:
-        seen = set()
-        for name, t in zip(kernel["params"], a):
-            if name in passes and isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
-                seen.add(t.untyped_storage().data_ptr())
-                nbytes += t.numel() * t.element_size() * (passes[name] - 1)
-    return nbytes
+    return _storage_bytes(kernel, sites, lambda name: passes.get(name, 1) - 1) if passes else 0
 
 
 def op_profile(args):
