@@ -44,6 +44,17 @@ def along_row(fn):
     return along
 
 
+def row_index_aliases(fn):
+    """r0_index and the names bound to it alone (`r0_1 = r0_index`): an address with one of them as a bare term
+    moves one element per element of the row (unit stride along it)."""
+    aliases = {"r0_index"}
+    for node in ast.walk(fn):
+        name, v = assign_of(node)
+        if name is not None and isinstance(v, ast.Name) and v.id in aliases:
+            aliases.add(name)
+    return aliases
+
+
 def streamed(fn, ops):
     """The calls of `ops` ("tl.load", "tl.store") whose address moves along the row: the row streamed, not a
     per-row value such as the reduction's result."""

@@ -24,17 +24,22 @@ def int_assign(body, name):
     return None
 
 
-def kernel_function(source):
-    """(module tree, its one function): the kernel as the engine sends it; NotApplicable if not one function."""
+def kernel_function(source, helpers=False):
+    """(module tree, its kernel function): the kernel as the engine sends it, its one function; among several, the
+    one taking XBLOCK, the others being Inductor's helpers (a scan's combine), which only a family that reads them
+    (helpers=True) accepts. NotApplicable otherwise."""
     tree = ast.parse(source)
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    helpers = [f.name for f in fns if "XBLOCK" not in [a.arg for a in f.args.args]]
-    if len(fns) > 1 and helpers:  # Inductor writes a scan's combine as a function beside the kernel
-        raise NotApplicable(f"the kernel calls a function of its own ({', '.join(helpers)}: a scan's combine); "
-                            "this family reads a kernel alone")
-    if len(fns) != 1:
+    if len(fns) == 1:
+        return tree, fns[0]
+    kernels = [f for f in fns if "XBLOCK" in [a.arg for a in f.args.args]]
+    if len(kernels) != 1:
         raise NotApplicable(f"expected one kernel function, found {len(fns)}")
-    return tree, fns[0]
+    if not helpers:
+        others = ", ".join(f.name for f in fns if f is not kernels[0])
+        raise NotApplicable(f"the kernel calls a function of its own ({others}: a scan's combine); "
+                            "this family reads a kernel alone")
+    return tree, kernels[0]
 
 
 def constexpr_params(fn):

@@ -26,8 +26,8 @@ The gates judge the result like any other candidate.
 """
 import ast
 
-from kernelopt.artifact.exprs import sum_terms
-from kernelopt.coder.common import NotApplicable, is_r0_loop
+from kernelopt.artifact.exprs import row_index_aliases, sum_terms
+from kernelopt.coder.common import NotApplicable, is_r0_loop, kernel_function
 
 HELPERS = '''@triton.jit
 def _kernelopt_max_keeping_nan(a, b):
@@ -87,14 +87,6 @@ _lse_s = tl.zeros([XBLOCK, 1], tl.float32)
 PARAMS = ["in_ptr0", "out_ptr0", "xnumel", "r0_numel", "XBLOCK", "R0_BLOCK"]
 
 
-def _kernel(tree):
-    """The kernel function: the one taking XBLOCK (the others are Inductor's helper functions)."""
-    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and "XBLOCK" in [a.arg for a in n.args.args]]
-    if len(fns) != 1:
-        raise NotApplicable(f"expected one kernel function, found {len(fns)}")
-    return fns[0]
-
-
 def _calls(node, name):
     return [n for n in ast.walk(node) if isinstance(n, ast.Call) and ast.unparse(n.func) == name]
 
@@ -143,8 +135,7 @@ def _scan_parts(source, aten_ops):
     ops = sorted(set(aten_ops or []))
     if ops != ["aten.logcumsumexp"]:
         raise NotApplicable(f"not a logcumsumexp alone (ATen ops: {', '.join(ops) or 'unknown'})")
-    tree = ast.parse(source)
-    fn = _kernel(tree)
+    tree, fn = kernel_function(source, helpers=True)
     params = [a.arg for a in fn.args.args]
     if params != PARAMS:
         raise NotApplicable(f"parameters {params}, expected {PARAMS}")
@@ -167,9 +158,7 @@ def _scan_parts(source, aten_ops):
     if ast.dump(_pointer_index(store, "out_ptr0")) != ast.dump(index):
         raise NotApplicable("the output is not stored at the input's index")
     setup = [s for s in loop.body if _is_setup(s)]
-    r0_vars = {s.targets[0].id for s in setup if isinstance(s, ast.Assign) and isinstance(s.value, ast.Name)
-               and s.value.id == "r0_index"} | {"r0_index"}
-    if not any(isinstance(t, ast.Name) and t.id in r0_vars for t in sum_terms(index)):
+    if not any(isinstance(t, ast.Name) and t.id in row_index_aliases(fn) for t in sum_terms(index)):
         raise NotApplicable("the scanned dimension is not contiguous (no unit-stride r0 term in the index)")
     mask, out_mask = _mask(load, 1), _mask(store, 2)
     if mask is None or out_mask is None:

@@ -17,7 +17,7 @@ its row tile one row tall (XBLOCK replaced by 1 inside), the row index taken fro
 """
 import ast
 
-from kernelopt.artifact.exprs import along_row, row_pass, streamed, sum_terms
+from kernelopt.artifact.exprs import row_index_aliases, row_pass, streamed, sum_terms
 from kernelopt.coder.common import NotApplicable, int_assign as _int_assign, kernel_function as _kernel
 from kernelopt.coder.reverse_pass import reverse_pass
 
@@ -49,11 +49,11 @@ class _OneRow(ast.NodeTransformer):
 
 
 def _strided_access(fn):
-    """The address of a load or store that moves along the row but never one element at a time (no term that is
-    a bare name moving with r0_index: `4096*r0_1`, a reduction over a middle dim), else None."""
-    along = along_row(fn)
+    """The address of a load or store that moves along the row but never one element at a time (no bare term bound
+    to r0_index alone: `4096*r0_1`, a reduction over a middle dim), else None."""
+    unit = row_index_aliases(fn)
     for call in streamed(fn, ("tl.load", "tl.store")):
-        if not any(isinstance(t, ast.Name) and t.id in along for t in sum_terms(call.args[0])):
+        if not any(isinstance(t, ast.Name) and t.id in unit for t in sum_terms(call.args[0])):
             return ast.unparse(call.args[0])
     return None
 
