@@ -177,3 +177,21 @@ def test_families_that_read_a_kernel_alone_say_a_scan_s_combine_is_why_they_decl
     why = {s["family"]: s["why"] for s in skipped}
     for family in ("resident_row", "reverse_pass", "window_rows", "channel_copy", "outer_loop", "block_online"):
         assert "_triton_helper_fn_add0: a scan's combine" in why[family], (family, why[family])
+
+
+def test_lse_block_takes_its_one_scan_on_ordinary_rows_and_the_running_maximum_only_near_underflow():
+    """The fallback must not hide the fast path: on rows of randn * 3 (a block's terms within exp(-40) of its
+    maximum) lse_block's result is bit for bit that of its block-maximum path alone; on the edge rows it is not,
+    and only the fallback makes them right (the float64 test above)."""
+    k, source = captured(LSE)
+    code, _, _ = lse_block(source, k["aten_ops"])
+    header = source[:source.index("@triton_heuristics.")]
+    condition = "tl.min(tl.where(r0_mask, _lse_sum, 1.0)) < 1e-20"
+    assert condition in code, code
+    block_only = code.replace(condition, "tl.min(tl.where(r0_mask, _lse_sum, 1.0)) < -1.0")  # never taken
+    rows, cols = 6, 37
+    both, fast = (jit_of(runnable(header + c, rows, cols), k["name"]) for c in (code, block_only))
+    ordinary = torch.randn(rows, cols, generator=torch.Generator().manual_seed(5)) * 3.0
+    assert torch.equal(run(both, ordinary, 2, 16), run(fast, ordinary, 2, 16))
+    edge = edge_input(rows, cols, seed=7)
+    assert not torch.equal(run(both, edge, 2, 16).nan_to_num(), run(fast, edge, 2, 16).nan_to_num())
