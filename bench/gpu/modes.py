@@ -2,6 +2,7 @@
 of the whole-model decisions (`--decisions`) before any search. Run on the GPU machine:
 
     python3 bench/gpu/modes.py OUT PROBLEM_OR_DIR... [--deadline-s 400] [--modes default,reduce-overhead,...]
+    (a mode may add "+cudnn_benchmark" and/or "+channels_last", e.g. default+cudnn_benchmark: see EXTRAS)
                                [--trials 20] [--problem-timeout 150]
 
 Per problem (each in a process of its own, under --problem-timeout): eager and every mode compiled
@@ -29,8 +30,40 @@ from survey import problem_files  # noqa: E402
 DEFAULT_MODES = "default,reduce-overhead,max-autotune-no-cudagraphs"
 
 
+# extras a mode name may carry after a "+", e.g. "default+cudnn_benchmark" or "channels_last+cudnn_benchmark":
+# cudnn_benchmark sets torch.backends.cudnn.benchmark around each call (cuDNN times its algorithms per shape on
+# the first call and keeps the fastest; read at call time, so one compiled model serves with and without it);
+# channels_last converts the model and its 4-D inputs
+EXTRAS = ("cudnn_benchmark", "channels_last")
+
+
+def parse_mode(mode):
+    """(torch.compile settings, cudnn_benchmark) of a mode name such as "max-autotune+cudnn_benchmark"."""
+    parts = mode.split("+")
+    base = [x for x in parts if x not in EXTRAS] or ["default"]
+    if len(base) != 1:
+        raise ValueError(f"mode {mode!r}: one torch.compile mode at most, extras {EXTRAS}")
+    settings = {} if base[0] == "default" else {"mode": base[0]}
+    if "channels_last" in parts:
+        settings["channels_last"] = True
+    return settings, "cudnn_benchmark" in parts
+
+
 def settings_of(mode):
-    return {} if mode == "default" else {"mode": mode}
+    return parse_mode(mode)[0]
+
+
+def with_cudnn_benchmark(fn):
+    import torch
+
+    def call():
+        before = torch.backends.cudnn.benchmark
+        torch.backends.cudnn.benchmark = True
+        try:
+            return fn()
+        finally:
+            torch.backends.cudnn.benchmark = before
+    return call
 
 
 def run_one(path, modes, trials, device="cuda"):
@@ -45,19 +78,31 @@ def run_one(path, modes, trials, device="cuda"):
     inputs = make_inputs(problem, path, 0, device)
     on_gpu = device.startswith("cuda")
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
-    fns, row = {"eager": lambda: model(*inputs)}, {"modes": {}}
+    fns, row, compiled_by_settings = {"eager": lambda: model(*inputs)}, {"modes": {}}, {}
     for mode in modes:
         start = time.perf_counter()
         try:
-            compiled = compile_model(copy.deepcopy(model), settings_of(mode))
+            settings, cudnn_benchmark = parse_mode(mode)
+            args = inputs
+            if settings.get("channels_last"):
+                args = [x.contiguous(memory_format=torch.channels_last)
+                        if isinstance(x, torch.Tensor) and x.dim() == 4 else x for x in inputs]
+            key = json.dumps(settings, sort_keys=True)
+            # one compiled model per settings: the cuDNN flag is read at call time, not compiled in
+            if key not in compiled_by_settings:
+                compiled_by_settings[key] = compile_model(copy.deepcopy(model), settings)
+            compiled = compiled_by_settings[key]
+            fn = lambda c=compiled, a=args: c(*a)  # noqa: E731
+            if cudnn_benchmark:
+                fn = with_cudnn_benchmark(fn)
             with torch.no_grad():
-                compiled(*inputs)
+                fn()
             sync()
         except Exception as exc:
             row["modes"][mode] = {"error": describe(exc)[:300]}
             continue
         row["modes"][mode] = {"compile_s": round(time.perf_counter() - start, 2)}
-        fns[mode] = lambda c=compiled: c(*inputs)
+        fns[mode] = fn
     with torch.no_grad():
         samples = timing.interleaved(fns, trials=trials, warmup=3, on_gpu=on_gpu)
     row["eager_ms"] = statistics.median(samples.pop("eager"))

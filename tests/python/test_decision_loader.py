@@ -113,3 +113,51 @@ def test_channels_last_converts_a_copy_and_leaves_the_loaded_model_as_built(tmp_
     assert not loaded._guard.model.conv.weight.is_contiguous()
     x = torch.randn(2, 3, 8, 8)
     torch.testing.assert_close(loaded(x), loaded.model(x), atol=1e-5, rtol=1e-5)
+
+
+def test_cudnn_benchmark_is_on_around_each_call_only(tmp_path, caplog):
+    # cuDNN reads the flag at each convolution's call: the loader sets it around the compiled model's call and
+    # gives the process its own setting back after it, raised or returned
+    run = make_run(tmp_path, {"kept": "cudnn_benchmark", "settings": {"cudnn_benchmark": True}})
+    with caplog.at_level(logging.WARNING, logger="kernelopt"):
+        loaded = load_run(run, device="cpu")
+    assert loaded.decision == "cudnn_benchmark" and loaded._guard.active
+    assert any("cuDNN autotuning" in r.getMessage() for r in caplog.records)
+    seen = []
+
+    def spy(x):
+        seen.append(torch.backends.cudnn.benchmark)
+        if x is None:
+            raise RuntimeError("the model raised")
+        return x + 1
+
+    loaded.compiled = spy
+    assert torch.backends.cudnn.benchmark is False
+    x = torch.randn(4, 16)
+    torch.testing.assert_close(loaded(x), x + 1)
+    assert seen == [True] and torch.backends.cudnn.benchmark is False
+    with pytest.raises(RuntimeError, match="the model raised"):
+        loaded(None)
+    assert seen == [True, True] and torch.backends.cudnn.benchmark is False
+
+
+def test_backend_reproduces_cudnn_benchmark_around_the_compiled_graph(tmp_path, monkeypatch):
+    import kernelopt
+    import torch._inductor.compile_fx as compile_fx_module
+    seen = []
+
+    def fake_compile_fx(gm, example_inputs, config_patches=None):
+        def compiled(*args):
+            seen.append(torch.backends.cudnn.benchmark)
+            return gm(*args)
+        return compiled
+    monkeypatch.setattr(compile_fx_module, "compile_fx", fake_compile_fx)
+    run = make_run(tmp_path, {"kept": "cudnn_benchmark", "settings": {"cudnn_benchmark": True}})
+    be = kernelopt.backend(run=run)
+    assert be.decision == "cudnn_benchmark" and be._config == {}
+    loaded = load_run(make_run(tmp_path, None), device="cpu")
+    x = torch.randn(4, 16)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(loaded.model, backend=be)(x), loaded.model(x))
+    assert seen and all(seen) and torch.backends.cudnn.benchmark is False

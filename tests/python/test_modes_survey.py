@@ -13,14 +13,17 @@ TINY = os.path.join(ROOT, "tests", "gpu", "problems_tiny_softmax.py")
 def test_modes_survey_records_each_mode_and_what_it_could_not_reach(tmp_path):
     missing = str(tmp_path / "missing_problem.py")
     proc = subprocess.run([sys.executable, SCRIPT, str(tmp_path), TINY, missing, "--device", "cpu",
-                           "--modes", "default,no-such-mode", "--trials", "2"], capture_output=True, text=True,
+                           "--modes", "default,default+cudnn_benchmark,channels_last,no-such-mode+reduce-overhead,no-such-mode", "--trials", "2"], capture_output=True, text=True,
                           timeout=600, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
     assert proc.returncode == 0, proc.stderr[-2000:]
     record = json.load(open(tmp_path / "modes.json"))
-    assert record["modes"] == ["default", "no-such-mode"] and record["device"] == "cpu"
+    assert record["modes"][0] == "default" and record["device"] == "cpu"
     tiny = record["problems"]["gpu/problems_tiny_softmax.py"]
     assert tiny["eager_ms"] > 0 and tiny["modes"]["default"]["ms"] > 0
     assert tiny["modes"]["default"]["compile_s"] >= 0
+    # the extras: the cuDNN flag around each call of default's compiled model, channels_last as its own compile
+    assert tiny["modes"]["default+cudnn_benchmark"]["ms"] > 0 and tiny["modes"]["channels_last"]["ms"] > 0
+    assert "one torch.compile mode at most" in tiny["modes"]["no-such-mode+reduce-overhead"]["error"]
     # a mode torch.compile refuses is that mode's error, not the problem's
     assert "Unrecognized mode=no-such-mode" in tiny["modes"]["no-such-mode"]["error"]
     assert "ms" not in tiny["modes"]["no-such-mode"]
