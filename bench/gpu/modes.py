@@ -2,7 +2,8 @@
 of the whole-model decisions (`--decisions`) before any search. Run on the GPU machine:
 
     python3 bench/gpu/modes.py OUT PROBLEM_OR_DIR... [--deadline-s 400] [--modes default,reduce-overhead,...]
-    (a mode may add "+cudnn_benchmark" and/or "+channels_last", e.g. default+cudnn_benchmark: see EXTRAS)
+    (a mode may add "+channels_last", e.g. default+channels_last; --cudnn-benchmark: the whole survey with
+    torch.backends.cudnn.benchmark on)
                                [--trials 20] [--problem-timeout 150]
 
 Per problem (each in a process of its own, under --problem-timeout): eager and every mode compiled
@@ -30,15 +31,13 @@ from survey import problem_files  # noqa: E402
 DEFAULT_MODES = "default,reduce-overhead,max-autotune-no-cudagraphs"
 
 
-# extras a mode name may carry after a "+", e.g. "default+cudnn_benchmark" or "channels_last+cudnn_benchmark":
-# cudnn_benchmark sets torch.backends.cudnn.benchmark around each call (cuDNN times its algorithms per shape on
-# the first call and keeps the fastest; read at call time, so one compiled model serves with and without it);
-# channels_last converts the model and its 4-D inputs
-EXTRAS = ("cudnn_benchmark", "channels_last")
+# what a mode name may add after a "+": channels_last converts the model and its 4-D inputs (e.g.
+# "default+channels_last", or "channels_last" alone for it on default)
+EXTRAS = ("channels_last",)
 
 
-def parse_mode(mode):
-    """(torch.compile settings, cudnn_benchmark) of a mode name such as "max-autotune+cudnn_benchmark"."""
+def settings_of(mode):
+    """torch.compile settings of a mode name such as "max-autotune-no-cudagraphs+channels_last"."""
     parts = mode.split("+")
     base = [x for x in parts if x not in EXTRAS] or ["default"]
     if len(base) != 1:
@@ -46,30 +45,19 @@ def parse_mode(mode):
     settings = {} if base[0] == "default" else {"mode": base[0]}
     if "channels_last" in parts:
         settings["channels_last"] = True
-    return settings, "cudnn_benchmark" in parts
+    return settings
 
 
-def settings_of(mode):
-    return parse_mode(mode)[0]
-
-
-def with_cudnn_benchmark(fn):
-    import torch
-
-    def call():
-        before = torch.backends.cudnn.benchmark
-        torch.backends.cudnn.benchmark = True
-        try:
-            return fn()
-        finally:
-            torch.backends.cudnn.benchmark = before
-    return call
-
-
-def run_one(path, modes, trials, device="cuda"):
+def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     """One problem, in this process: {"eager_ms", "modes": {mode: {"ms", "compile_s"} or {"error"}}}. On the
-    CPU (tests) the wall clock times it: such timings mean nothing."""
+    CPU (tests) the wall clock times it: such timings mean nothing.
+
+    cudnn_benchmark: torch.backends.cudnn.benchmark on before anything runs. PyTorch keeps one cuDNN plan per
+    convolution key (shapes, strides, dtype) for the whole process, found by whichever call came first, with
+    the flag or without it: so the flag is the process's, and default against cuDNN's autotuning is two
+    surveys (two processes per problem), never two modes of one."""
     import torch
+    torch.backends.cudnn.benchmark = cudnn_benchmark
     from kernelopt.device import timing
     from kernelopt.problem import build_model, describe, load_problem, make_inputs
     from kernelopt.runtime.decision import compile_model
@@ -78,23 +66,17 @@ def run_one(path, modes, trials, device="cuda"):
     inputs = make_inputs(problem, path, 0, device)
     on_gpu = device.startswith("cuda")
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
-    fns, row, compiled_by_settings = {"eager": lambda: model(*inputs)}, {"modes": {}}, {}
+    fns, row = {"eager": lambda: model(*inputs)}, {"modes": {}}
     for mode in modes:
         start = time.perf_counter()
         try:
-            settings, cudnn_benchmark = parse_mode(mode)
+            settings = settings_of(mode)
             args = inputs
             if settings.get("channels_last"):
                 args = [x.contiguous(memory_format=torch.channels_last)
                         if isinstance(x, torch.Tensor) and x.dim() == 4 else x for x in inputs]
-            key = json.dumps(settings, sort_keys=True)
-            # one compiled model per settings: the cuDNN flag is read at call time, not compiled in
-            if key not in compiled_by_settings:
-                compiled_by_settings[key] = compile_model(copy.deepcopy(model), settings)
-            compiled = compiled_by_settings[key]
+            compiled = compile_model(copy.deepcopy(model), settings)
             fn = lambda c=compiled, a=args: c(*a)  # noqa: E731
-            if cudnn_benchmark:
-                fn = with_cudnn_benchmark(fn)
             with torch.no_grad():
                 fn()
             sync()
@@ -106,6 +88,7 @@ def run_one(path, modes, trials, device="cuda"):
     with torch.no_grad():
         samples = timing.interleaved(fns, trials=trials, warmup=3, on_gpu=on_gpu)
     row["eager_ms"] = statistics.median(samples.pop("eager"))
+    row["cudnn_benchmark"] = torch.backends.cudnn.benchmark  # as the process had it when timed
     for mode, s in samples.items():
         row["modes"][mode]["ms"] = statistics.median(s)
     return row
@@ -134,11 +117,13 @@ def main():
     p.add_argument("--modes", default=DEFAULT_MODES)
     p.add_argument("--trials", type=int, default=20)
     p.add_argument("--device", default="cuda")
+    p.add_argument("--cudnn-benchmark", action="store_true",
+                   help="torch.backends.cudnn.benchmark on in each problem's process (see run_one)")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # one problem, row as JSON on stdout
     a = p.parse_args()
     modes = a.modes.split(",")
     if a.one:
-        print(json.dumps(run_one(a.paths[0], modes, a.trials, a.device)))
+        print(json.dumps(run_one(a.paths[0], modes, a.trials, a.device, a.cudnn_benchmark)))
         return 0
     import torch
     os.makedirs(a.out, exist_ok=True)
@@ -148,6 +133,7 @@ def main():
     def write():  # after each problem: a call cut short keeps its rows
         with open(os.path.join(a.out, "modes.json"), "w") as f:
             json.dump({"device": device_name, "torch": torch.__version__, "modes": modes, "trials": a.trials,
+                       "cudnn_benchmark": a.cudnn_benchmark,
                        "problems": rows, "not_reached": left}, f, indent=1)
     for path in problem_files(a.paths):
         name = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
@@ -157,7 +143,8 @@ def main():
         t0 = time.time()
         try:
             proc = subprocess.run([sys.executable, __file__, a.out, path, "--one", "--modes", a.modes,
-                                   "--trials", str(a.trials), "--device", a.device], capture_output=True, text=True,
+                                   "--trials", str(a.trials), "--device", a.device]
+                                  + (["--cudnn-benchmark"] if a.cudnn_benchmark else []), capture_output=True, text=True,
                                   timeout=a.problem_timeout)
             row = json.loads(proc.stdout.strip().splitlines()[-1])
         except subprocess.TimeoutExpired:

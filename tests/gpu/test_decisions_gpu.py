@@ -3,8 +3,7 @@
 - a CUDA graph replay writes its outputs into the same static buffers: the outputs of one call are
   overwritten by the next call without the loader's clone, and not with it;
 - the decide op's checks see the overwrite and answer right at new input addresses;
-- a model that writes its inputs is refused for CUDA graphs;
-- cuDNN's autotuning (cudnn_benchmark) runs every seed and gives the process its flag back.
+- a model that writes its inputs is refused for CUDA graphs.
 """
 import json
 import textwrap
@@ -121,29 +120,3 @@ def test_a_composition_with_cuda_graphs_gets_the_same_checks_and_the_loaders_clo
     loaded = load_run(run, device="cuda")
     first, value = two_calls(loaded)
     assert not outputs_overwritten([first], [value])
-
-
-CONV = textwrap.dedent('''
-    import torch
-    class Model(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(16, 32, 3, padding=1)
-        def forward(self, x):
-            return torch.relu(self.conv(x))
-    def get_inputs():
-        return [torch.randn(8, 16, 64, 64)]
-    def get_init_inputs():
-        return []
-''')
-
-
-def test_cudnn_benchmark_runs_every_seed_and_leaves_the_flag_as_it_was(tmp_path):
-    path = tmp_path / "conv.py"
-    path.write_text(CONV)
-    assert torch.backends.cudnn.benchmark is False
-    r = decide(str(path), {"cudnn_benchmark": True}, name="cudnn_benchmark")
-    assert r["skipped"] is None and r["refused"] is None
-    assert len(r["runs"]) == 3 and all(run["error"] is None for run in r["runs"])
-    assert len(r["samples_ms"]["candidate"]) == 10
-    assert torch.backends.cudnn.benchmark is False

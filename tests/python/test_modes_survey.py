@@ -13,7 +13,7 @@ TINY = os.path.join(ROOT, "tests", "gpu", "problems_tiny_softmax.py")
 def test_modes_survey_records_each_mode_and_what_it_could_not_reach(tmp_path):
     missing = str(tmp_path / "missing_problem.py")
     proc = subprocess.run([sys.executable, SCRIPT, str(tmp_path), TINY, missing, "--device", "cpu",
-                           "--modes", "default,default+cudnn_benchmark,channels_last,no-such-mode+reduce-overhead,no-such-mode", "--trials", "2"], capture_output=True, text=True,
+                           "--modes", "default,channels_last,no-such-mode+reduce-overhead,no-such-mode", "--trials", "2"], capture_output=True, text=True,
                           timeout=600, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
     assert proc.returncode == 0, proc.stderr[-2000:]
     record = json.load(open(tmp_path / "modes.json"))
@@ -21,8 +21,9 @@ def test_modes_survey_records_each_mode_and_what_it_could_not_reach(tmp_path):
     tiny = record["problems"]["gpu/problems_tiny_softmax.py"]
     assert tiny["eager_ms"] > 0 and tiny["modes"]["default"]["ms"] > 0
     assert tiny["modes"]["default"]["compile_s"] >= 0
-    # the extras: the cuDNN flag around each call of default's compiled model, channels_last as its own compile
-    assert tiny["modes"]["default+cudnn_benchmark"]["ms"] > 0 and tiny["modes"]["channels_last"]["ms"] > 0
+    # channels_last: a mode extra, its own compile
+    assert tiny["modes"]["channels_last"]["ms"] > 0
+    assert record["cudnn_benchmark"] is False and tiny["cudnn_benchmark"] is False
     assert "one torch.compile mode at most" in tiny["modes"]["no-such-mode+reduce-overhead"]["error"]
     # a mode torch.compile refuses is that mode's error, not the problem's
     assert "Unrecognized mode=no-such-mode" in tiny["modes"]["no-such-mode"]["error"]
@@ -30,3 +31,15 @@ def test_modes_survey_records_each_mode_and_what_it_could_not_reach(tmp_path):
     # a problem that cannot load is its row's error; the survey goes on
     assert record["problems"][f"{tmp_path.name}/missing_problem.py"]["error"].startswith("exit 1")
     assert "gpu/problems_tiny_softmax.py: eager" in proc.stdout
+
+
+def test_cudnn_benchmark_is_the_whole_surveys_setting(tmp_path):
+    # PyTorch keeps one cuDNN plan per convolution for the process: the flag is a survey's, recorded with it
+    proc = subprocess.run([sys.executable, SCRIPT, str(tmp_path), TINY, "--device", "cpu", "--modes", "default",
+                           "--trials", "2", "--cudnn-benchmark"], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.load(open(tmp_path / "modes.json"))
+    assert record["cudnn_benchmark"] is True
+    row = record["problems"]["gpu/problems_tiny_softmax.py"]
+    assert row["modes"]["default"]["ms"] > 0 and row["cudnn_benchmark"] is True

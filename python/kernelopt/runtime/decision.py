@@ -9,10 +9,6 @@
   tensor's identity, address and version counter, which every in-place write bumps) and refuses a call
   after they changed, with the fix in the message (load the run again).
 - channels_last: the model and 4-D inputs in channels_last memory format, as the decision was measured.
-- cudnn_benchmark: `torch.backends.cudnn.benchmark` on around each call (and restored after it, so nothing
-  else in the process sees it): cuDNN times its algorithms for each convolution shape at the first call and
-  keeps the fastest. The vendor calls are the same; which algorithm runs is cuDNN's choice in each process,
-  so a loaded run may pick another one than the run measured (each within the gates' tolerances there).
 """
 import copy
 
@@ -35,25 +31,8 @@ def decision_inputs(inputs, settings):
             else x for x in inputs]
 
 
-class CudnnBenchmarked:
-    """A compiled model called with cuDNN's autotuning on (the flag is read at each convolution's call, not
-    compiled in), the caller's setting restored after each call."""
-
-    def __init__(self, compiled):
-        self.compiled = compiled
-
-    def __call__(self, *args, **kwargs):
-        before = torch.backends.cudnn.benchmark
-        torch.backends.cudnn.benchmark = True
-        try:
-            return self.compiled(*args, **kwargs)
-        finally:
-            torch.backends.cudnn.benchmark = before
-
-
 def compile_model(model, settings):
-    """torch.compile with the decision's settings (mode or Inductor options; the engine never sends both),
-    called with cuDNN's autotuning on where the decision has it."""
+    """torch.compile with the decision's settings (mode or Inductor options; the engine never sends both)."""
     kw = {}
     if settings.get("mode"):
         kw["mode"] = settings["mode"]
@@ -61,8 +40,7 @@ def compile_model(model, settings):
         kw["options"] = dict(settings["options"])
     if settings.get("channels_last"):
         model = model.to(memory_format=torch.channels_last)  # in place: callers pass a model of its own
-    compiled = torch.compile(model, **kw)
-    return CudnnBenchmarked(compiled) if settings.get("cudnn_benchmark") else compiled
+    return torch.compile(model, **kw)
 
 
 class WeightsChangedError(RuntimeError):
@@ -83,12 +61,11 @@ class DecisionGuard:
         self.cudagraphs = uses_cudagraphs(self.settings)
         self.freezing = bool((self.settings.get("options") or {}).get("freezing"))
         self.channels_last = bool(self.settings.get("channels_last"))
-        self.cudnn_benchmark = bool(self.settings.get("cudnn_benchmark"))
         # channels_last: a converted copy (the loader's model stays as built: final_check's eager and
         # torch.compile default run on it, users see it unchanged)
         self.model = copy.deepcopy(model).to(memory_format=torch.channels_last) if self.channels_last else model
         self.fingerprint = weights_fingerprint(self.model) if self.freezing else None
-        self.active = self.cudagraphs or self.freezing or self.channels_last or self.cudnn_benchmark
+        self.active = self.cudagraphs or self.freezing or self.channels_last
 
     def describe(self):
         parts = []
@@ -98,8 +75,6 @@ class DecisionGuard:
             parts.append("freezing: weights changed after loading are refused")
         if self.channels_last:
             parts.append("channels_last inputs")
-        if self.cudnn_benchmark:
-            parts.append("cuDNN autotuning on around each call")
         return "; ".join(parts) or "settings only"
 
     def call(self, compiled, inputs):
@@ -108,8 +83,6 @@ class DecisionGuard:
                                       "compiled in as constants, and they changed after loading; load the run "
                                       "again (kernelopt.load) to compile the new weights")
         inputs = decision_inputs(inputs, self.settings)
-        if self.cudnn_benchmark:
-            compiled = CudnnBenchmarked(compiled)
         with torch.no_grad():
             out = compiled(*inputs)
         return _clone_outputs(out) if self.cudagraphs else out

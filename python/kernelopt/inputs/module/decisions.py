@@ -2,7 +2,7 @@
 
 A decision is a fixed set of torch.compile settings from the engine's whitelist (src/engine/decisions):
 `mode`, Inductor `options` (coordinate_descent_tuning, combo_kernels, freezing; a composition of decisions
-also the options a mode stands for), `channels_last` and `cudnn_benchmark` (cuDNN's autotuning around each call). The protocol's schema admits only those keys; this
+also the options a mode stands for) and `channels_last`. The protocol's schema admits only those keys; this
 module applies them and measures, the engine decides (gate 1 on the settings, gate 3's model_gate on `runs`,
 the bootstrap interval on `samples_ms`).
 
@@ -30,11 +30,6 @@ def not_applicable(model, device, settings):
         return f"CUDA graphs need a CUDA device (this run's device is {device})"
     if settings.get("channels_last") and not has_convolutions(model):
         return "channels_last applies only to models with convolutions (this one has none)"
-    if settings.get("cudnn_benchmark"):
-        if not str(device).startswith("cuda"):
-            return f"cuDNN autotuning needs a CUDA device (this run's device is {device})"
-        if not has_convolutions(model):
-            return "cuDNN autotuning applies only to models with convolutions (this one has none)"
     if settings == {"options": {"freezing": True}} and not any(True for _ in itertools.chain(model.parameters(),
                                                                                            model.buffers())):
         return "freezing folds weights into constants, and this model has none (it would compile as default)"
