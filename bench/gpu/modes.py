@@ -2,9 +2,11 @@
 of the whole-model decisions (`--decisions`) before any search. Run on the GPU machine:
 
     python3 bench/gpu/modes.py OUT PROBLEM_OR_DIR... [--deadline-s 400] [--modes default,reduce-overhead,...]
-    (a mode may add "+channels_last", e.g. default+channels_last; --cudnn-benchmark: the whole survey with
-    torch.backends.cudnn.benchmark on)
-                               [--trials 20] [--problem-timeout 150]
+                               [--trials 20] [--problem-timeout 150] [--cudnn-benchmark]
+
+A mode may add "+channels_last" (e.g. default+channels_last, or channels_last alone: default's); --cudnn-benchmark
+makes it a survey with torch.backends.cudnn.benchmark on in every process (bench/modes_compare.py compares two
+surveys).
 
 Per problem (each in a process of its own, under --problem-timeout): eager and every mode compiled
 (kernelopt.runtime.decision.compile_model, as the `decide` op compiles), each mode's first call timed as its
