@@ -55,9 +55,9 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     CPU (tests) the wall clock times it: such timings mean nothing.
 
     cudnn_benchmark: torch.backends.cudnn.benchmark on before anything runs. PyTorch keeps one cuDNN plan per
-    convolution key (shapes, strides, dtype) for the whole process, found by whichever call came first, with
-    the flag or without it: so the flag is the process's, and default against cuDNN's autotuning is two
-    surveys (two processes per problem), never two modes of one."""
+    convolution key (shapes, strides, dtype) per thread (this survey runs on one), found by whichever call
+    came first, with the flag or without it: so the flag is the process's, and default against cuDNN's
+    autotuning is two surveys (two processes per problem), never two modes of one."""
     import torch
     torch.backends.cudnn.benchmark = cudnn_benchmark
     from kernelopt.device import timing
