@@ -138,6 +138,9 @@ def test_launch_reread_bytes_count_each_later_pass_of_a_row_once_a_storage():
     assert launch_reread_bytes(k, [[x, out, 6, 100], [x[:3], out[:3], 3, 100]]) == x.numel() * 4 + 3 * 100 * 4
     assert launch_reread_bytes(dict(k, row_pass_loads={"in_ptr0": 3}), [[x, out, 6, 100]]) == 2 * x.numel() * 4
     assert launch_reread_bytes(dict(k, row_pass_loads={}), [[x, out, 6, 100]]) == 0
+    # a reread pointer viewing the storage of an argument read once before it still counts (that one adds nothing)
+    reread_second = dict(k, params=["out_ptr2", "in_ptr0"] + k["params"][2:])
+    assert launch_reread_bytes(reread_second, [[x[:3], x, 6, 100]]) == x.numel() * 4
 
 
 def test_launch_bytes_count_an_argument_updated_in_place_twice():

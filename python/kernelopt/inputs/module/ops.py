@@ -240,13 +240,14 @@ def _model_run(s, module, cand, seed, tolerances):
 
 def _storage_bytes(kernel, sites, times):
     """Over a kernel's launches: each distinct tensor storage an argument views, once per launch, times
-    times(parameter name) of its bytes (the first argument naming that storage decides)."""
+    times(parameter name) of its bytes (the first argument naming that storage with times above 0 decides:
+    an argument counted 0 times does not hide a later one viewing the same storage)."""
     torch = _torch()
     nbytes = 0
     for a in sites:
         seen = set()
         for name, t in zip(kernel["params"], a):
-            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in seen:
+            if isinstance(t, torch.Tensor) and times(name) > 0 and t.untyped_storage().data_ptr() not in seen:
                 seen.add(t.untyped_storage().data_ptr())
                 nbytes += t.numel() * t.element_size() * times(name)
     return nbytes
