@@ -4,9 +4,12 @@ of the whole-model decisions (`--decisions`) before any search. Run on the GPU m
     python3 bench/gpu/modes.py OUT PROBLEM_OR_DIR... [--deadline-s 400] [--modes default,reduce-overhead,...]
                                [--trials 20] [--problem-timeout 150] [--cudnn-benchmark]
 
-A mode may add "+channels_last" (e.g. default+channels_last, or channels_last alone: default's); --cudnn-benchmark
-makes it a survey with torch.backends.cudnn.benchmark on in every process (bench/modes_compare.py compares two
-surveys).
+A mode may add "+channels_last" (e.g. default+channels_last, or channels_last alone: default's) and
+"+cudnn_benchmark": cuDNN's autotuning for that mode's convolutions, in the same process and interleaved with the
+others. PyTorch keeps its cuDNN plans per thread, found by a convolution's first call, so when any mode has
+cudnn_benchmark every mode (eager too) runs on a thread of its own, and the flag is on only around that mode's
+first call. --cudnn-benchmark instead makes the whole survey one with the flag on in every process
+(bench/modes_compare.py compares two such surveys).
 
 Per problem (each in a process of its own, under --problem-timeout): eager and every mode compiled
 (kernelopt.runtime.decision.compile_model, as the `decide` op compiles), each mode's first call timed as its
@@ -19,9 +22,11 @@ import argparse
 import copy
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -34,8 +39,36 @@ DEFAULT_MODES = "default,reduce-overhead,max-autotune-no-cudagraphs"
 
 
 # what a mode name may add after a "+": channels_last converts the model and its 4-D inputs (e.g.
-# "default+channels_last", or "channels_last" alone for it on default)
-EXTRAS = ("channels_last",)
+# "default+channels_last", or "channels_last" alone for it on default); cudnn_benchmark runs the mode on a
+# thread of its own whose convolutions' first calls had torch.backends.cudnn.benchmark on
+EXTRAS = ("channels_last", "cudnn_benchmark")
+
+
+class OwnThread:
+    """Runs the calls given to it on one thread of its own and waits for each: PyTorch's cuDNN plan cache is
+    per thread (aten/src/ATen/native/cudnn/Conv_v8.cpp), so a mode on its own thread keeps the plans its first
+    calls found. Grad mode is per thread too: each call runs under torch.no_grad()."""
+
+    def __init__(self):
+        self._calls, self._results = queue.Queue(), queue.Queue()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        import torch
+        while True:
+            fn = self._calls.get()
+            try:
+                with torch.no_grad():
+                    self._results.put((True, fn()))
+            except BaseException as exc:  # raised again on the caller's thread
+                self._results.put((False, exc))
+
+    def call(self, fn):
+        self._calls.put(fn)
+        ok, value = self._results.get()
+        if not ok:
+            raise value
+        return value
 
 
 def settings_of(mode):
@@ -45,7 +78,7 @@ def settings_of(mode):
     if len(base) != 1:
         raise ValueError(f"mode {mode!r}: one torch.compile mode at most, extras {EXTRAS}")
     settings = {} if base[0] == "default" else {"mode": base[0]}
-    if "channels_last" in parts:
+    if "channels_last" in parts:  # cudnn_benchmark is no compile setting: run_one handles it
         settings["channels_last"] = True
     return settings
 
@@ -55,9 +88,9 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     CPU (tests) the wall clock times it: such timings mean nothing.
 
     cudnn_benchmark: torch.backends.cudnn.benchmark on before anything runs. PyTorch keeps one cuDNN plan per
-    convolution key (shapes, strides, dtype) per thread (this survey runs on one), found by whichever call
-    came first, with the flag or without it: so the flag is the process's, and default against cuDNN's
-    autotuning is two surveys (two processes per problem), never two modes of one."""
+    convolution key (shapes, strides, dtype) per thread, found by whichever call came first, with the flag or
+    without it: on one thread, default against cuDNN's autotuning is two surveys (two processes per problem);
+    a mode's "+cudnn_benchmark" extra compares them in one process instead, each mode on a thread of its own."""
     import torch
     torch.backends.cudnn.benchmark = cudnn_benchmark
     from kernelopt.device import timing
@@ -68,7 +101,15 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     inputs = make_inputs(problem, path, 0, device)
     on_gpu = device.startswith("cuda")
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
-    fns, row = {"eager": lambda: model(*inputs)}, {"modes": {}}
+    # a mode with cudnn_benchmark: every mode on a thread of its own, so that the handoff, a few microseconds
+    # a call, is the same for all of them
+    threaded = any("cudnn_benchmark" in m.split("+") for m in modes)
+
+    def on_thread_of_its_own(fn):
+        runner = OwnThread()
+        return lambda: runner.call(fn)
+    eager = lambda: model(*inputs)  # noqa: E731
+    fns, row = {"eager": on_thread_of_its_own(eager) if threaded else eager}, {"modes": {}, "threads": threaded}
     for mode in modes:
         start = time.perf_counter()
         try:
@@ -77,11 +118,25 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
             if settings.get("channels_last"):
                 args = [x.contiguous(memory_format=torch.channels_last)
                         if isinstance(x, torch.Tensor) and x.dim() == 4 else x for x in inputs]
-            compiled = compile_model(copy.deepcopy(model), settings)
-            fn = lambda c=compiled, a=args: c(*a)  # noqa: E731
-            with torch.no_grad():
-                fn()
-            sync()
+            holder = {}
+
+            def first_call(m=model, st=settings, a=args, h=holder):  # compiled and first run where it will run
+                h["compiled"] = compile_model(copy.deepcopy(m), st)
+                h["compiled"](*a)
+                sync()
+            fn = lambda h=holder, a=args: h["compiled"](*a)  # noqa: E731
+            autotuned = "cudnn_benchmark" in mode.split("+")
+            if threaded:
+                runner = OwnThread()
+                torch.backends.cudnn.benchmark = autotuned or cudnn_benchmark
+                try:
+                    runner.call(first_call)
+                finally:
+                    torch.backends.cudnn.benchmark = cudnn_benchmark
+                fn = lambda r=runner, f=fn: r.call(f)  # noqa: E731
+            else:
+                with torch.no_grad():
+                    first_call()
         except Exception as exc:
             row["modes"][mode] = {"error": describe(exc)[:300]}
             continue
