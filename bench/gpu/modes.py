@@ -22,11 +22,9 @@ import argparse
 import copy
 import json
 import os
-import queue
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,33 +40,6 @@ DEFAULT_MODES = "default,reduce-overhead,max-autotune-no-cudagraphs"
 # "default+channels_last", or "channels_last" alone for it on default); cudnn_benchmark runs the mode on a
 # thread of its own whose convolutions' first calls had torch.backends.cudnn.benchmark on
 EXTRAS = ("channels_last", "cudnn_benchmark")
-
-
-class OwnThread:
-    """Runs the calls given to it on one thread of its own and waits for each: PyTorch's cuDNN plan cache is
-    per thread (aten/src/ATen/native/cudnn/Conv_v8.cpp), so a mode on its own thread keeps the plans its first
-    calls found. Grad mode is per thread too: each call runs under torch.no_grad()."""
-
-    def __init__(self):
-        self._calls, self._results = queue.Queue(), queue.Queue()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        import torch
-        while True:
-            fn = self._calls.get()
-            try:
-                with torch.no_grad():
-                    self._results.put((True, fn()))
-            except BaseException as exc:  # raised again on the caller's thread
-                self._results.put((False, exc))
-
-    def call(self, fn):
-        self._calls.put(fn)
-        ok, value = self._results.get()
-        if not ok:
-            raise value
-        return value
 
 
 def settings_of(mode):
@@ -105,11 +76,9 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     # a call, is the same for all of them
     threaded = any("cudnn_benchmark" in m.split("+") for m in modes)
 
-    def on_thread_of_its_own(fn):
-        runner = OwnThread()
-        return lambda: runner.call(fn)
+    from kernelopt.runtime.own_thread import OwnThread, Threaded
     eager = lambda: model(*inputs)  # noqa: E731
-    fns, row = {"eager": on_thread_of_its_own(eager) if threaded else eager}, {"modes": {}, "threads": threaded}
+    fns, row = {"eager": Threaded(eager) if threaded else eager}, {"modes": {}, "threads": threaded}
     for mode in modes:
         start = time.perf_counter()
         try:
@@ -126,11 +95,12 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
                 sync()
             fn = lambda h=holder, a=args: h["compiled"](*a)  # noqa: E731
             autotuned = "cudnn_benchmark" in mode.split("+")
-            if threaded:
+            if threaded:  # compiled and first called on the thread it will be timed on, which keeps the plans
                 runner = OwnThread()
                 torch.backends.cudnn.benchmark = autotuned or cudnn_benchmark
                 try:
-                    runner.call(first_call)
+                    with torch.no_grad():
+                        runner.call(first_call)
                 finally:
                     torch.backends.cudnn.benchmark = cudnn_benchmark
                 fn = lambda r=runner, f=fn: r.call(f)  # noqa: E731

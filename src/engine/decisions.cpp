@@ -67,7 +67,9 @@ json options_of(const json& settings) {
   return opts;
 }
 
-json compiled_as(const json& settings) { return json{options_of(settings), settings.value("channels_last", false)}; }
+json compiled_as(const json& settings) {
+  return json{options_of(settings), settings.value("channels_last", false), settings.value("cudnn_benchmark", false)};
+}
 
 Decision compose(const Decision& a, const Decision& b) {
   json opts = options_of(a.settings);
@@ -77,6 +79,8 @@ Decision compose(const Decision& a, const Decision& b) {
   if (!opts.empty()) settings["options"] = opts;
   if (a.settings.value("channels_last", false) || b.settings.value("channels_last", false))
     settings["channels_last"] = true;
+  if (a.settings.value("cudnn_benchmark", false) || b.settings.value("cudnn_benchmark", false))
+    settings["cudnn_benchmark"] = true;
   return Decision{a.name + "+" + b.name, settings, a.what + "; " + b.what};
 }
 
@@ -87,6 +91,10 @@ const std::vector<Decision>& decision_space() {
       {"cudagraphs", {{"mode", "reduce-overhead"}}, "CUDA graphs (cudagraph trees): one replay per call"},
       {"freezing", {{"options", {{"freezing", true}}}}, "weights as constants (conv-BN folded), inference only"},
       {"channels_last", {{"channels_last", true}}, "model and 4-D inputs channels_last (convolution networks)"},
+      // compiles as default (the flag is read at call time): the cost is its timing, not a compile
+      {"cudnn_benchmark", {{"cudnn_benchmark", true}},
+       "cuDNN's autotuning (torch.backends.cudnn.benchmark) around each call: its fastest algorithm per "
+       "convolution shape (convolution networks)"},
       {"combo_kernels", {{"options", {{"combo_kernels", true}}}},
        "Inductor's combo (horizontal) kernels: independent small kernels fused into one launch"},
       {"coordinate_descent", {{"options", {{"coordinate_descent_tuning", true}}}},
@@ -110,8 +118,8 @@ verify::Verdict decision_static_gate(const json& settings) {
         if (!kOptions.count(opt)) return static_fail("Inductor option " + opt + " is not whitelisted", settings);
         if (!v.is_boolean()) return static_fail("Inductor option " + opt + " is not a boolean", settings);
       }
-    } else if (key == "channels_last") {
-      if (!value.is_boolean()) return static_fail("channels_last is not a boolean", settings);
+    } else if (key == "channels_last" || key == "cudnn_benchmark") {
+      if (!value.is_boolean()) return static_fail(key + " is not a boolean", settings);
     } else {
       return static_fail("setting " + key + " is not whitelisted", settings);
     }

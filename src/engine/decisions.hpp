@@ -28,7 +28,8 @@ class RunDir;
 
 struct Decision {
   std::string name;
-  nlohmann::json settings;  ///< {"mode"?, "options"?, "channels_last"?}: protocol.json's compile_settings
+  nlohmann::json settings;  ///< {"mode"?, "options"?, "channels_last"?, "cudnn_benchmark"?}: protocol.json's
+                            ///< compile_settings
   std::string what;         ///< one line for the report and README
 };
 
@@ -39,17 +40,17 @@ const std::vector<Decision>& decision_space();
 /// (torch._inductor.list_mode_options: reduce-overhead = triton.cudagraphs; max-autotune-no-cudagraphs =
 /// max_autotune + coordinate_descent_tuning; max-autotune = all three), then its own options.
 nlohmann::json options_of(const nlohmann::json& settings);
-/// What a decision's settings compile as: [options_of, channels_last]; two decisions with equal values are
-/// the same compiled model (the search never judges one twice).
+/// What a decision's settings compile and run as: [options_of, channels_last, cudnn_benchmark]; two decisions
+/// with equal values are the same model (the search never judges one twice).
 nlohmann::json compiled_as(const nlohmann::json& settings);
-/// `a` and `b` together (named "a+b"): the union of their options (options_of) and channels_last if either
-/// has it. torch.compile takes a mode or options, so a composition is options.
+/// `a` and `b` together (named "a+b"): the union of their options (options_of), channels_last and
+/// cudnn_benchmark if either has it. torch.compile takes a mode or options, so a composition is options.
 Decision compose(const Decision& a, const Decision& b);
 
 /// Gate 1 at model level: passes iff `settings` is an object whose every key and value the whitelist
 /// allows: `mode` one of Inductor's modes below, `options` only coordinate_descent_tuning, combo_kernels,
-/// freezing and the options the modes stand for (triton.cudagraphs, max_autotune; booleans), `channels_last` a
-/// boolean, and not a mode and options together (torch.compile refuses).
+/// freezing and the options the modes stand for (triton.cudagraphs, max_autotune; booleans), `channels_last` and
+/// `cudnn_benchmark` booleans, and not a mode and options together (torch.compile refuses).
 verify::Verdict decision_static_gate(const nlohmann::json& settings);
 
 struct DecisionOutcome {

@@ -3,7 +3,8 @@
 - a CUDA graph replay writes its outputs into the same static buffers: the outputs of one call are
   overwritten by the next call without the loader's clone, and not with it;
 - the decide op's checks see the overwrite and answer right at new input addresses;
-- a model that writes its inputs is refused for CUDA graphs.
+- a model that writes its inputs is refused for CUDA graphs;
+- cuDNN's autotuning (cudnn_benchmark) runs every seed and gives the process its flag back.
 """
 import json
 import textwrap
@@ -120,3 +121,64 @@ def test_a_composition_with_cuda_graphs_gets_the_same_checks_and_the_loaders_clo
     loaded = load_run(run, device="cuda")
     first, value = two_calls(loaded)
     assert not outputs_overwritten([first], [value])
+
+
+CONV = textwrap.dedent('''
+    import torch
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(16, 32, 3, padding=1)
+        def forward(self, x):
+            return torch.relu(self.conv(x))
+    def get_inputs():
+        return [torch.randn(8, 16, 64, 64)]
+    def get_init_inputs():
+        return []
+''')
+
+
+def test_cudnn_benchmark_runs_every_seed_and_leaves_the_flag_as_it_was(tmp_path):
+    path = tmp_path / "conv.py"
+    path.write_text(CONV)
+    assert torch.backends.cudnn.benchmark is False
+    r = decide(str(path), {"cudnn_benchmark": True}, name="cudnn_benchmark")
+    assert r["skipped"] is None and r["refused"] is None
+    assert len(r["runs"]) == 3 and all(run["error"] is None for run in r["runs"])
+    assert len(r["samples_ms"]["candidate"]) == 10
+    assert torch.backends.cudnn.benchmark is False
+
+
+def test_cudnn_plans_are_per_thread_so_the_decision_autotunes_on_a_thread_of_its_own():
+    # The premise of the cudnn_benchmark decision, on this torch: a convolution's plan is cached per thread at
+    # its first call, and a later call there keeps it with the flag on (few kernels: no autotuning); the
+    # decision's own thread autotunes at its first call (cuDNN runs each candidate algorithm: many kernels),
+    # then runs its plan (few kernels again). Counted with the profiler, not timed.
+    from kernelopt.runtime.decision import CudnnBenchmarked
+    conv = torch.nn.Conv2d(32, 64, 3, padding=1).cuda()
+    x = torch.randn(16, 32, 56, 56, device="cuda")
+
+    def kernels(fn):
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+    assert torch.backends.cudnn.benchmark is False
+    with torch.no_grad():
+        conv(x)  # this thread's plan: heuristics'
+        plain = kernels(lambda: conv(x))
+        torch.backends.cudnn.benchmark = True
+        try:
+            same_thread = kernels(lambda: conv(x))
+        finally:
+            torch.backends.cudnn.benchmark = False
+        autotuned = CudnnBenchmarked(conv)
+        first = kernels(lambda: autotuned(x))
+        second = kernels(lambda: autotuned(x))
+        torch.testing.assert_close(autotuned(x), conv(x), atol=1e-3, rtol=1e-3)
+    assert same_thread == plain, "the flag changed this thread's cached plan: the premise does not hold"
+    assert first > 3 * max(plain, 1), (plain, first)
+    assert second < first
+    assert torch.backends.cudnn.benchmark is False

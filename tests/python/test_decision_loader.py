@@ -113,3 +113,82 @@ def test_channels_last_converts_a_copy_and_leaves_the_loaded_model_as_built(tmp_
     assert not loaded._guard.model.conv.weight.is_contiguous()
     x = torch.randn(2, 3, 8, 8)
     torch.testing.assert_close(loaded(x), loaded.model(x), atol=1e-5, rtol=1e-5)
+
+
+def test_cudnn_benchmark_runs_each_call_on_a_thread_of_its_own_with_the_flag_on(tmp_path, caplog):
+    # cuDNN keeps its plans per thread, found by a convolution's first call there: the loader runs the compiled
+    # model on one thread of its own (the same for every call), sets the flag around each call there and gives
+    # the process its own setting back after it, raised or returned; grad mode goes with the call
+    import threading
+    run = make_run(tmp_path, {"kept": "cudnn_benchmark", "settings": {"cudnn_benchmark": True}})
+    with caplog.at_level(logging.WARNING, logger="kernelopt"):
+        loaded = load_run(run, device="cpu")
+    assert loaded.decision == "cudnn_benchmark" and loaded._guard.active
+    assert any("cuDNN autotuning" in r.getMessage() for r in caplog.records)
+    seen = []
+
+    def spy(x):
+        seen.append((torch.backends.cudnn.benchmark, threading.get_ident(), torch.is_grad_enabled()))
+        if x is None:
+            raise RuntimeError("the model raised")
+        return x + 1
+
+    loaded.compiled.compiled = spy
+    assert torch.backends.cudnn.benchmark is False
+    x = torch.randn(4, 16)
+    torch.testing.assert_close(loaded(x), x + 1)
+    torch.testing.assert_close(loaded(x), x + 1)
+    assert torch.backends.cudnn.benchmark is False
+    assert [flag for flag, _, _ in seen] == [True, True]
+    threads = {ident for _, ident, _ in seen}
+    assert len(threads) == 1 and threading.get_ident() not in threads
+    assert not any(grad for _, _, grad in seen)  # the loader calls under no_grad: so does its thread
+    with pytest.raises(RuntimeError, match="the model raised"):
+        loaded(None)
+    assert torch.backends.cudnn.benchmark is False and len(seen) == 3
+
+
+def test_backend_reproduces_cudnn_benchmark_around_the_compiled_graph(tmp_path, monkeypatch):
+    import kernelopt
+    import torch._inductor.compile_fx as compile_fx_module
+    seen = []
+
+    def fake_compile_fx(gm, example_inputs, config_patches=None):
+        def compiled(*args):
+            seen.append(torch.backends.cudnn.benchmark)
+            return gm(*args)
+        return compiled
+    monkeypatch.setattr(compile_fx_module, "compile_fx", fake_compile_fx)
+    run = make_run(tmp_path, {"kept": "cudnn_benchmark", "settings": {"cudnn_benchmark": True}})
+    be = kernelopt.backend(run=run)
+    assert be.decision == "cudnn_benchmark" and be._config == {}
+    loaded = load_run(make_run(tmp_path, None), device="cpu")
+    x = torch.randn(4, 16)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(loaded.model, backend=be)(x), loaded.model(x))
+    assert seen and all(seen) and torch.backends.cudnn.benchmark is False
+
+
+def test_own_thread_carries_grad_mode_and_raises_on_the_callers_thread():
+    import threading
+    from kernelopt.runtime.own_thread import OwnThread, Threaded
+    runner = OwnThread()
+    here = threading.get_ident()
+    assert runner.call(threading.get_ident) != here
+    assert runner.call(torch.is_grad_enabled) is True
+    with torch.no_grad():
+        assert runner.call(torch.is_grad_enabled) is False
+    with torch.inference_mode():
+        assert runner.call(torch.is_inference_mode_enabled) is True
+    with pytest.raises(ZeroDivisionError):
+        runner.call(lambda: 1 / 0)
+    assert runner.call(lambda: 7) == 7  # still serving after a raise
+    doubled = Threaded(lambda v: 2 * v)
+    assert doubled(21) == 42
+    thread = runner.thread
+    del runner
+    import gc
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()  # collected: its thread ended

@@ -1,7 +1,8 @@
 """The `decide` op on the CPU (Inductor's C++ backend): a decision's evidence for the engine.
 
 Freezing, combo kernels and coordinate descent run on CPU Inductor; CUDA graphs are skipped with the reason, and
-channels_last on a model without convolutions too (tests/gpu/test_decisions_gpu.py covers CUDA graphs).
+channels_last on a model without convolutions too, and cuDNN's autotuning (tests/gpu/test_decisions_gpu.py covers
+CUDA graphs and cudnn_benchmark).
 """
 import textwrap
 
@@ -119,6 +120,16 @@ def test_freezing_a_model_without_weights_is_skipped(tmp_path):
                     .replace("torch.relu(self.fc(x)) * 2.0", "torch.nn.functional.gelu(x)"))
     r = decide(str(path), "freezing", {"options": {"freezing": True}})
     assert r["skipped"] and "has none" in r["skipped"]
+
+
+def test_cudnn_benchmark_is_skipped_without_cuda_or_convolutions(problem, tmp_path):
+    r = decide(problem, "cudnn_benchmark", {"cudnn_benchmark": True})
+    assert r["skipped"] == "cuDNN autotuning needs a CUDA device (this run's device is cpu)" and r["runs"] == []
+    from kernelopt.inputs.module.decisions import not_applicable
+    import torch
+    linear = torch.nn.Linear(4, 4)
+    assert "only to models with convolutions" in not_applicable(linear, "cuda", {"cudnn_benchmark": True})
+    assert not_applicable(torch.nn.Conv2d(3, 4, 3), "cuda", {"cudnn_benchmark": True}) is None
 
 
 def test_channels_last_without_convolutions_is_skipped(problem):

@@ -69,7 +69,8 @@ std::string decide_violation(const engine::Decision& d) {
 }  // namespace
 
 TEST(DecisionStaticGate, EveryWhitelistedDecisionPasses) {
-  EXPECT_LE(engine::decision_space().size(), 8u);  // default and at most seven to try (the search's cost)
+  // default and at most eight to try (the search's cost; cudnn_benchmark compiles as default, a timing only)
+  EXPECT_LE(engine::decision_space().size(), 9u);
   for (const auto& d : engine::decision_space()) {
     EXPECT_TRUE(engine::decision_static_gate(d.settings).passed) << d.name;
     EXPECT_EQ(decide_violation(d), "") << d.name;
@@ -81,6 +82,7 @@ TEST(DecisionStaticGate, SettingsOutsideTheWhitelistFail) {
       {{{"mode", "max-autotune-everything"}}, "mode"},
       {{{"options", {{"triton.unique_kernel_names", true}}}}, "triton.unique_kernel_names"},
       {{{"options", {{"freezing", "yes"}}}}, "boolean"},
+      {{{"cudnn_benchmark", 1}}, "cudnn_benchmark is not a boolean"},
       {{{"backend", "eager"}}, "backend"},
       {{{"mode", "reduce-overhead"}, {"options", {{"freezing", true}}}}, "together"},
       {json::array(), "object"},
@@ -262,6 +264,14 @@ TEST(DecisionCompose, TheUnionOfSettingsPassesTheStaticGateAndTheProtocol) {
   EXPECT_TRUE(same(engine::compose(named("cudagraphs"), named("max_autotune")), named("cudagraphs_max_autotune")));
   EXPECT_FALSE(same(c, named("cudagraphs")));
   EXPECT_FALSE(same(cl, c));
+  // cuDNN's autotuning compiles as default but runs otherwise: a decision of its own, kept in compositions
+  EXPECT_FALSE(same(named("cudnn_benchmark"), named("default")));
+  const engine::Decision cb = engine::compose(named("channels_last"), named("cudnn_benchmark"));
+  EXPECT_EQ(cb.settings, json({{"channels_last", true}, {"cudnn_benchmark", true}}));
+  EXPECT_TRUE(engine::decision_static_gate(cb.settings).passed);
+  EXPECT_EQ(decide_violation(cb), "");
+  EXPECT_FALSE(same(cb, named("channels_last")));
+  EXPECT_TRUE(same(engine::compose(cb, named("cudnn_benchmark")), cb));
 }
 
 TEST_F(DecisionSearch, ACompositionThatBeatsTheBestIsKeptAndBuiltOn) {
@@ -406,7 +416,8 @@ TEST_F(DecisionSearch, TheAllowanceBoundsEachRequestAndSkipsWhatItCannotStart) {
   // the first waits the allowance (60 s is under --timeout's 900 s), the next what is left of it
   EXPECT_EQ(worker_.waits_ms, (std::vector<int>{60000, 35000, 10000}));
   EXPECT_EQ(s.kept.name, "freezing");  // judged within the allowance, kept on its merits
-  for (const char* name : {"combo_kernels", "coordinate_descent", "max_autotune", "cudagraphs_max_autotune"}) {
+  for (const char* name :
+       {"cudnn_benchmark", "combo_kernels", "coordinate_descent", "max_autotune", "cudagraphs_max_autotune"}) {
     const auto& o = outcome_of(s, name);
     EXPECT_EQ(o.status, "skipped") << name;
     EXPECT_EQ(o.why, "not tried: the decision search's 60 s were spent (--decisions-seconds)") << name;

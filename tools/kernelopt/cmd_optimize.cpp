@@ -184,7 +184,8 @@ Runner add_run_command(CLI::App& app, const char* name, const char* help, const 
   if (opts->input_kind == "module") {
     sub->add_flag("--decisions", opts->decisions,
                   "first search whole-model decisions (CUDA graphs, max-autotune, coordinate descent, combo kernels, "
-                  "freezing, channels_last), keep the best that passes every gate, then search kernels on its output");
+                  "freezing, channels_last, cuDNN autotuning), keep the best that passes every gate, then search kernels on "
+                  "its output");
     sub->add_option("--decisions-seconds", opts->decisions_seconds,
                     "with --decisions: seconds the decision search may take (0 = no limit); a decision not "
                     "started or not finished within them is skipped, and says so")

@@ -27,7 +27,7 @@ class LibraryBackend:
         self._dir = None
         # a run's kept whole-model decision (--decisions), from its manifest: its Inductor config and, for
         # CUDA graphs, every output cloned (the next replay overwrites them); `decision` says which
-        self.decision, self._config, self._clone = "default", {}, False
+        self.decision, self._config, self._clone, self._cudnn_benchmark = "default", {}, False, False
         if run is not None:
             self._use_decision(run)
 
@@ -42,11 +42,13 @@ class LibraryBackend:
         self.decision = kept.get("kept", "default")
         self._config = decision_config(settings)
         self._clone = uses_cudagraphs(settings)
+        self._cudnn_benchmark = bool(settings.get("cudnn_benchmark"))
         if self.decision != "default":
             logging.getLogger("kernelopt").warning(
                 "kernelopt.backend: %s reproduces the whole-model decision %s%s (freezing's weight guard and "
                 "channels_last are kernelopt.load's only)", run, self.decision,
-                ": outputs cloned" if self._clone else "")
+                (": outputs cloned" if self._clone else "")
+                + (": cuDNN autotuning on around each call" if self._cudnn_benchmark else ""))
 
     def device_name(self):
         if self._device_name is None:
@@ -99,12 +101,16 @@ class LibraryBackend:
         from torch._inductor.compile_fx import compile_fx
         with self._substitutions():
             compiled = compile_fx(gm, example_inputs, config_patches=self._config or None)
-        if not self._clone:
+        if not self._clone and not self._cudnn_benchmark:
             return compiled
         import torch
+        from kernelopt.runtime.decision import CudnnBenchmarked
+        run = CudnnBenchmarked(compiled) if self._cudnn_benchmark else compiled
 
-        def cloned(*args):
-            return torch.utils._pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t,
-                                                compiled(*args))
-        cloned._boxed_call = getattr(compiled, "_boxed_call", False)  # Dynamo calls a boxed function with one list
-        return cloned
+        def decided(*args):
+            out = run(*args)
+            if not self._clone:
+                return out
+            return torch.utils._pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, out)
+        decided._boxed_call = getattr(compiled, "_boxed_call", False)  # Dynamo calls a boxed function with one list
+        return decided

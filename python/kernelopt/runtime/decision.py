@@ -9,6 +9,12 @@
   tensor's identity, address and version counter, which every in-place write bumps) and refuses a call
   after they changed, with the fix in the message (load the run again).
 - channels_last: the model and 4-D inputs in channels_last memory format, as the decision was measured.
+- cudnn_benchmark: every call on a thread of its own (cuDNN keeps its plans per thread) with
+  `torch.backends.cudnn.benchmark` on around it (restored after it): cuDNN times its algorithms for each
+  convolution shape at the first call there and keeps the fastest. The vendor calls are the same; which
+  algorithm runs is cuDNN's choice in each process, so a loaded run may pick another one than the run measured
+  (each within the gates' tolerances there). The handoff to the thread costs tens of microseconds of host
+  time a call.
 """
 import copy
 
@@ -31,8 +37,33 @@ def decision_inputs(inputs, settings):
             else x for x in inputs]
 
 
+class CudnnBenchmarked:
+    """A compiled model whose calls all run on a thread of its own (runtime/own_thread: cuDNN's plans are per
+    thread), with cuDNN's autotuning on around each of them: each convolution shape's first call there times
+    cuDNN's algorithms and keeps the fastest, whatever ran in the caller's thread before. The flag is the
+    process's: it is restored after each call (another thread's convolution running its first call at the same
+    time would see it on)."""
+
+    def __init__(self, compiled):
+        from kernelopt.runtime.own_thread import Threaded
+        self.compiled = compiled
+        self._threaded = Threaded(self._autotuned, "kernelopt-cudnn-benchmark")
+
+    def _autotuned(self, *args, **kwargs):
+        before = torch.backends.cudnn.benchmark
+        torch.backends.cudnn.benchmark = True
+        try:
+            return self.compiled(*args, **kwargs)
+        finally:
+            torch.backends.cudnn.benchmark = before
+
+    def __call__(self, *args, **kwargs):
+        return self._threaded(*args, **kwargs)
+
+
 def compile_model(model, settings):
-    """torch.compile with the decision's settings (mode or Inductor options; the engine never sends both)."""
+    """torch.compile with the decision's settings (mode or Inductor options; the engine never sends both),
+    called with cuDNN's autotuning on where the decision has it."""
     kw = {}
     if settings.get("mode"):
         kw["mode"] = settings["mode"]
@@ -40,7 +71,8 @@ def compile_model(model, settings):
         kw["options"] = dict(settings["options"])
     if settings.get("channels_last"):
         model = model.to(memory_format=torch.channels_last)  # in place: callers pass a model of its own
-    return torch.compile(model, **kw)
+    compiled = torch.compile(model, **kw)
+    return CudnnBenchmarked(compiled) if settings.get("cudnn_benchmark") else compiled
 
 
 class WeightsChangedError(RuntimeError):
@@ -61,11 +93,12 @@ class DecisionGuard:
         self.cudagraphs = uses_cudagraphs(self.settings)
         self.freezing = bool((self.settings.get("options") or {}).get("freezing"))
         self.channels_last = bool(self.settings.get("channels_last"))
+        self.cudnn_benchmark = bool(self.settings.get("cudnn_benchmark"))
         # channels_last: a converted copy (the loader's model stays as built: final_check's eager and
         # torch.compile default run on it, users see it unchanged)
         self.model = copy.deepcopy(model).to(memory_format=torch.channels_last) if self.channels_last else model
         self.fingerprint = weights_fingerprint(self.model) if self.freezing else None
-        self.active = self.cudagraphs or self.freezing or self.channels_last
+        self.active = self.cudagraphs or self.freezing or self.channels_last or self.cudnn_benchmark
 
     def describe(self):
         parts = []
@@ -75,6 +108,8 @@ class DecisionGuard:
             parts.append("freezing: weights changed after loading are refused")
         if self.channels_last:
             parts.append("channels_last inputs")
+        if self.cudnn_benchmark:
+            parts.append("cuDNN autotuning on around each call")
         return "; ".join(parts) or "settings only"
 
     def call(self, compiled, inputs):

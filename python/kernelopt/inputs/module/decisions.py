@@ -2,7 +2,7 @@
 
 A decision is a fixed set of torch.compile settings from the engine's whitelist (src/engine/decisions):
 `mode`, Inductor `options` (coordinate_descent_tuning, combo_kernels, freezing; a composition of decisions
-also the options a mode stands for) and `channels_last`. The protocol's schema admits only those keys; this
+also the options a mode stands for), `channels_last` and `cudnn_benchmark` (cuDNN's autotuning around each call). The protocol's schema admits only those keys; this
 module applies them and measures, the engine decides (gate 1 on the settings, gate 3's model_gate on `runs`,
 the bootstrap interval on `samples_ms`).
 
@@ -16,6 +16,7 @@ import torch
 
 from kernelopt.problem import build_model, flatten, load_problem, make_inputs
 from kernelopt.runtime.decision import compile_model, decision_inputs, uses_cudagraphs
+from kernelopt.runtime.own_thread import Threaded
 from kernelopt.worker.failures import device_failure
 from kernelopt.worker.phases import phase
 
@@ -30,6 +31,11 @@ def not_applicable(model, device, settings):
         return f"CUDA graphs need a CUDA device (this run's device is {device})"
     if settings.get("channels_last") and not has_convolutions(model):
         return "channels_last applies only to models with convolutions (this one has none)"
+    if settings.get("cudnn_benchmark"):
+        if not str(device).startswith("cuda"):
+            return f"cuDNN autotuning needs a CUDA device (this run's device is {device})"
+        if not has_convolutions(model):
+            return "cuDNN autotuning applies only to models with convolutions (this one has none)"
     if settings == {"options": {"freezing": True}} and not any(True for _ in itertools.chain(model.parameters(),
                                                                                            model.buffers())):
         return "freezing folds weights into constants, and this model has none (it would compile as default)"
@@ -155,6 +161,10 @@ def op_decide(args):
         return result
     release()
     default = torch.compile(copy.deepcopy(model))
+    if settings.get("cudnn_benchmark"):
+        # the decision's calls run on a thread of their own (cuDNN's plans are per thread): the baseline's
+        # too, so that both pay the same handoff in the timing
+        default = Threaded(default, "kernelopt-baseline")
     decided = compile_model(copy.deepcopy(model), settings)
     try:
         with phase("decide.correctness"):
