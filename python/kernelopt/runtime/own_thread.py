@@ -52,7 +52,7 @@ class OwnThread:
     object is collected."""
 
     def __init__(self, name="kernelopt-own-thread"):
-        calls, results = queue.Queue(), queue.Queue()
+        calls, results = queue.SimpleQueue(), queue.SimpleQueue()
         self._calls, self._results = calls, results
         self._lock = threading.Lock()  # one call at a time: results come back in order
         self.thread = threading.Thread(target=_serve, args=(calls, results), name=name, daemon=True)
