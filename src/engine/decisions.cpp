@@ -93,8 +93,8 @@ const std::vector<Decision>& decision_space() {
       {"channels_last", {{"channels_last", true}}, "model and 4-D inputs channels_last (convolution networks)"},
       // compiles as default (the flag is read at call time): the cost is its timing, not a compile
       {"cudnn_benchmark", {{"cudnn_benchmark", true}},
-       "cuDNN's autotuning (torch.backends.cudnn.benchmark) around each call: its fastest algorithm per "
-       "convolution shape (convolution networks)"},
+       "cuDNN's autotuning (torch.backends.cudnn.benchmark), each call on a thread of its own: its fastest "
+       "algorithm per convolution shape (convolution networks)"},
       {"combo_kernels", {{"options", {{"combo_kernels", true}}}},
        "Inductor's combo (horizontal) kernels: independent small kernels fused into one launch"},
       {"coordinate_descent", {{"options", {{"coordinate_descent_tuning", true}}}},

@@ -48,7 +48,7 @@ class LibraryBackend:
                 "kernelopt.backend: %s reproduces the whole-model decision %s%s (freezing's weight guard and "
                 "channels_last are kernelopt.load's only)", run, self.decision,
                 (": outputs cloned" if self._clone else "")
-                + (": cuDNN autotuning on around each call" if self._cudnn_benchmark else ""))
+                + (": cuDNN autotuning, each call on a thread of its own" if self._cudnn_benchmark else ""))
 
     def device_name(self):
         if self._device_name is None:

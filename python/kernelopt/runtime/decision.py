@@ -109,7 +109,7 @@ class DecisionGuard:
         if self.channels_last:
             parts.append("channels_last inputs")
         if self.cudnn_benchmark:
-            parts.append("cuDNN autotuning on around each call")
+            parts.append("cuDNN autotuning, each call on a thread of its own")
         return "; ".join(parts) or "settings only"
 
     def call(self, compiled, inputs):

@@ -2,9 +2,9 @@
 
 A decision is a fixed set of torch.compile settings from the engine's whitelist (src/engine/decisions):
 `mode`, Inductor `options` (coordinate_descent_tuning, combo_kernels, freezing; a composition of decisions
-also the options a mode stands for), `channels_last` and `cudnn_benchmark` (cuDNN's autotuning around each call). The protocol's schema admits only those keys; this
-module applies them and measures, the engine decides (gate 1 on the settings, gate 3's model_gate on `runs`,
-the bootstrap interval on `samples_ms`).
+also the options a mode stands for), `channels_last` and `cudnn_benchmark` (cuDNN's autotuning, the calls on a
+thread of their own). The protocol's schema admits only those keys; this module applies them and measures, the
+engine decides (gate 1 on the settings, gate 3's model_gate on `runs`, the bootstrap interval on `samples_ms`).
 
 Memory: the decision's compiled model and torch.compile default's are the only compiled models alive;
 both are dropped, Dynamo reset and the allocator's cache emptied before the op returns.
