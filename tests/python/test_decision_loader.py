@@ -192,3 +192,23 @@ def test_own_thread_carries_grad_mode_and_raises_on_the_callers_thread():
     gc.collect()
     thread.join(timeout=10)
     assert not thread.is_alive()  # collected: its thread ended
+
+
+def test_own_thread_keeps_nothing_of_a_call_after_it_returned():
+    # the decide op drops its compiled models after each decision: the thread must not hold the last call's
+    # arguments (inputs, a model) until a next call that never comes
+    import gc
+    import weakref
+    from kernelopt.runtime.own_thread import Threaded
+    big = torch.zeros(1024)
+    seen = weakref.ref(big)
+    run = Threaded(lambda t: float(t.sum()))
+    assert run(big) == 0.0
+    thread = run._thread.thread
+    del big
+    gc.collect()
+    assert seen() is None
+    del run
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()

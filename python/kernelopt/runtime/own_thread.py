@@ -29,22 +29,27 @@ def _end_all():
         own.end()
 
 
+def _run(fn, grad, inference, stream):
+    try:
+        with contextlib.ExitStack() as modes:
+            if inference:  # only then: inference_mode(False) would turn grad mode on
+                modes.enter_context(torch.inference_mode())
+            modes.enter_context(torch.set_grad_enabled(grad))
+            if stream is not None:
+                modes.enter_context(torch.cuda.stream(stream))
+            return True, fn()
+    except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
+        return False, exc
+
+
 def _serve(calls, results):
     while True:
         item = calls.get()
         if item is _STOP:
             return
-        fn, grad, inference, stream = item
-        try:
-            with contextlib.ExitStack() as modes:
-                if inference:  # only then: inference_mode(False) would turn grad mode on
-                    modes.enter_context(torch.inference_mode())
-                modes.enter_context(torch.set_grad_enabled(grad))
-                if stream is not None:
-                    modes.enter_context(torch.cuda.stream(stream))
-                results.put((True, fn()))
-        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
-            results.put((False, exc))
+        results.put(_run(*item))
+        # the call (its arguments, and the model it closes over) is not kept alive until the next one
+        del item
 
 
 class OwnThread:
