@@ -1,6 +1,7 @@
 """Two surveys of bench/gpu/modes.py compared problem by problem: a mode's time in the first against the same
-mode's in the second, for what cannot be compared within one process (PyTorch keeps one cuDNN plan per
-convolution for the process, so `--cudnn-benchmark` is a survey of its own). CPU only (it reads numbers).
+mode's in the second, for a setting that is a whole process's (e.g. `--cudnn-benchmark`: PyTorch keeps one
+cuDNN plan per convolution per thread, found by its first call there; modes.py's `+cudnn_benchmark` extra
+compares it within one process instead). CPU only (it reads numbers).
 
     python3 bench/modes_compare.py BEFORE/modes.json AFTER/modes.json [--mode default]
 

@@ -6,9 +6,9 @@ of the whole-model decisions (`--decisions`) before any search. Run on the GPU m
 
 A mode may add "+channels_last" (e.g. default+channels_last, or channels_last alone: default's) and
 "+cudnn_benchmark": cuDNN's autotuning for that mode's convolutions, in the same process and interleaved with the
-others. PyTorch keeps its cuDNN plans per thread, found by a convolution's first call, so when any mode has
-cudnn_benchmark every mode (eager too) runs on a thread of its own, and the flag is on only around that mode's
-first call. --cudnn-benchmark instead makes the whole survey one with the flag on in every process
+others: as the decision runs it, on a thread of its own with the flag on around each call (PyTorch keeps its
+cuDNN plans per thread, found by a convolution's first call), and then every mode (eager too) runs on a thread
+of its own. --cudnn-benchmark instead makes the whole survey one with the flag on in every process
 (bench/modes_compare.py compares two such surveys).
 
 Per problem (each in a process of its own, under --problem-timeout): eager and every mode compiled
@@ -36,21 +36,23 @@ from survey import problem_files  # noqa: E402
 DEFAULT_MODES = "default,reduce-overhead,max-autotune-no-cudagraphs"
 
 
-# what a mode name may add after a "+": channels_last converts the model and its 4-D inputs (e.g.
-# "default+channels_last", or "channels_last" alone for it on default); cudnn_benchmark runs the mode on a
-# thread of its own whose convolutions' first calls had torch.backends.cudnn.benchmark on
+# what a mode name may add after a "+", each the decision of that name (kernelopt.runtime.decision): channels_last
+# converts the model and its 4-D inputs (e.g. "default+channels_last", or "channels_last" alone for it on
+# default); cudnn_benchmark runs the mode's calls on a thread of its own with cuDNN's autotuning on
 EXTRAS = ("channels_last", "cudnn_benchmark")
 
 
 def settings_of(mode):
-    """torch.compile settings of a mode name such as "max-autotune-no-cudagraphs+channels_last"."""
+    """The decision settings (runtime/decision.compile_model's) of a mode name such as
+    "max-autotune-no-cudagraphs+channels_last"."""
     parts = mode.split("+")
     base = [x for x in parts if x not in EXTRAS] or ["default"]
     if len(base) != 1:
         raise ValueError(f"mode {mode!r}: one torch.compile mode at most, extras {EXTRAS}")
     settings = {} if base[0] == "default" else {"mode": base[0]}
-    if "channels_last" in parts:  # cudnn_benchmark is no compile setting: run_one handles it
-        settings["channels_last"] = True
+    for extra in EXTRAS:
+        if extra in parts:
+            settings[extra] = True
     return settings
 
 
@@ -66,47 +68,30 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     torch.backends.cudnn.benchmark = cudnn_benchmark
     from kernelopt.device import timing
     from kernelopt.problem import build_model, describe, load_problem, make_inputs
-    from kernelopt.runtime.decision import compile_model
+    from kernelopt.runtime.decision import compile_model, decision_inputs
+    from kernelopt.runtime.own_thread import Threaded
     problem = load_problem(path)
     model = build_model(problem, path, device)
     inputs = make_inputs(problem, path, 0, device)
     on_gpu = device.startswith("cuda")
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
-    # a mode with cudnn_benchmark: every mode on a thread of its own, so that the handoff, a few microseconds
-    # a call, is the same for all of them
+    # a mode with cudnn_benchmark runs on a thread of its own (compile_model's CudnnBenchmarked): then every
+    # mode does, so that the handoff, tens of microseconds a call, is the same for all of them
     threaded = any("cudnn_benchmark" in m.split("+") for m in modes)
-
-    from kernelopt.runtime.own_thread import OwnThread, Threaded
     eager = lambda: model(*inputs)  # noqa: E731
     fns, row = {"eager": Threaded(eager) if threaded else eager}, {"modes": {}, "threads": threaded}
     for mode in modes:
         start = time.perf_counter()
         try:
             settings = settings_of(mode)
-            args = inputs
-            if settings.get("channels_last"):
-                args = [x.contiguous(memory_format=torch.channels_last)
-                        if isinstance(x, torch.Tensor) and x.dim() == 4 else x for x in inputs]
-            holder = {}
-
-            def first_call(m=model, st=settings, a=args, h=holder):  # compiled and first run where it will run
-                h["compiled"] = compile_model(copy.deepcopy(m), st)
-                h["compiled"](*a)
-                sync()
-            fn = lambda h=holder, a=args: h["compiled"](*a)  # noqa: E731
-            autotuned = "cudnn_benchmark" in mode.split("+")
-            if threaded:  # compiled and first called on the thread it will be timed on, which keeps the plans
-                runner = OwnThread()
-                torch.backends.cudnn.benchmark = autotuned or cudnn_benchmark
-                try:
-                    with torch.no_grad():
-                        runner.call(first_call)
-                finally:
-                    torch.backends.cudnn.benchmark = cudnn_benchmark
-                fn = lambda r=runner, f=fn: r.call(f)  # noqa: E731
-            else:
-                with torch.no_grad():
-                    first_call()
+            args = decision_inputs(inputs, settings)
+            compiled = compile_model(copy.deepcopy(model), settings)
+            if threaded and not settings.get("cudnn_benchmark"):
+                compiled = Threaded(compiled)
+            fn = lambda c=compiled, a=args: c(*a)  # noqa: E731
+            with torch.no_grad():
+                fn()  # compiled and first run on the thread it will be timed on (cuDNN's plans are per thread)
+            sync()
         except Exception as exc:
             row["modes"][mode] = {"error": describe(exc)[:300]}
             continue

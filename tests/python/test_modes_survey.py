@@ -64,6 +64,7 @@ def test_a_cudnn_benchmark_mode_runs_every_mode_on_a_thread_of_its_own(tmp_path)
 def test_settings_of_mode_extras():
     sys.path.insert(0, os.path.dirname(SCRIPT))
     from modes import settings_of
-    assert settings_of("default+cudnn_benchmark") == {}
-    assert settings_of("cudnn_benchmark+channels_last") == {"channels_last": True}
-    assert settings_of("max-autotune-no-cudagraphs+cudnn_benchmark") == {"mode": "max-autotune-no-cudagraphs"}
+    assert settings_of("default+cudnn_benchmark") == {"cudnn_benchmark": True}
+    assert settings_of("cudnn_benchmark+channels_last") == {"channels_last": True, "cudnn_benchmark": True}
+    assert settings_of("max-autotune-no-cudagraphs+cudnn_benchmark") == {"mode": "max-autotune-no-cudagraphs",
+                                                                         "cudnn_benchmark": True}
