@@ -12,8 +12,9 @@ of its own. --cudnn-benchmark instead makes the whole survey one with the flag o
 (bench/modes_compare.py compares two such surveys).
 
 Per problem (each in a process of its own, under --problem-timeout): eager and every mode compiled
-(kernelopt.runtime.decision.compile_model, as the `decide` op compiles), each mode's first call timed as its
-compile, then all of them timed interleaved on seed 0's inputs (device/timing.interleaved: CUDA events, L2
+(kernelopt.runtime.decision.compile_model, as the `decide` op compiles) and called as the loader calls it
+(call_as_loaded: channels_last converts the inputs in each call, CUDA graphs' outputs are cloned; before
+2026-12-08 channels_last's conversion was left out of its time), each mode's first call timed as its compile, then all of them timed interleaved on seed 0's inputs (device/timing.interleaved: CUDA events, L2
 flushed). Writes OUT/modes.json (per problem: ms per mode, compile seconds, speedup over default) and prints
 one line per problem. Stops starting problems after --deadline-s; the problems left are listed. Not a gate:
 no output is checked (the `decide` op does that); a mode that raised is recorded with its error.
@@ -68,27 +69,23 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     torch.backends.cudnn.benchmark = cudnn_benchmark
     from kernelopt.device import timing
     from kernelopt.problem import build_model, describe, load_problem, make_inputs
-    from kernelopt.runtime.decision import compile_model, decision_inputs
-    from kernelopt.runtime.own_thread import Threaded
+    from kernelopt.runtime.decision import call_as_loaded, compile_model
     problem = load_problem(path)
     model = build_model(problem, path, device)
     inputs = make_inputs(problem, path, 0, device)
     on_gpu = device.startswith("cuda")
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
-    # a mode with cudnn_benchmark runs on a thread of its own (compile_model's CudnnBenchmarked): then every
-    # mode does, so that the handoff, tens of microseconds a call, is the same for all of them
-    threaded = any("cudnn_benchmark" in m.split("+") for m in modes)
-    eager = lambda: model(*inputs)  # noqa: E731
-    fns, row = {"eager": Threaded(eager) if threaded else eager}, {"modes": {}, "threads": threaded}
+    # a mode with cudnn_benchmark runs on a thread of its own (compile_model's CudnnBenchmarked), the others on
+    # this one, as a user runs them: the handoff to that thread is the decision's cost
+    threaded = [m for m in modes if "cudnn_benchmark" in m.split("+")]
+    fns, row = {"eager": lambda: model(*inputs)}, {"modes": {}, "threads": threaded}
     for mode in modes:
         start = time.perf_counter()
         try:
             settings = settings_of(mode)
-            args = decision_inputs(inputs, settings)
             compiled = compile_model(copy.deepcopy(model), settings)
-            if threaded and not settings.get("cudnn_benchmark"):
-                compiled = Threaded(compiled)
-            fn = lambda c=compiled, a=args: c(*a)  # noqa: E731
+            # as the loader calls it: channels_last's conversion of the inputs is part of each call's cost
+            fn = lambda c=compiled, s=settings: call_as_loaded(c, inputs, s)  # noqa: E731
             with torch.no_grad():
                 fn()  # compiled and first run on the thread it will be timed on (cuDNN's plans are per thread)
             sync()

@@ -13,8 +13,8 @@
   `torch.backends.cudnn.benchmark` on around it (restored after it): cuDNN times its algorithms for each
   convolution shape at the first call there and keeps the fastest. The vendor calls are the same; which
   algorithm runs is cuDNN's choice in each process, so a loaded run may pick another one than the run measured
-  (each within the gates' tolerances there). The handoff to the thread costs tens of microseconds of host
-  time a call.
+  (each within the gates' tolerances there). The handoff to the thread costs host time each
+  call, in the decision's timing and the end-to-end one.
 """
 import copy
 
@@ -75,6 +75,17 @@ def compile_model(model, settings):
     return CudnnBenchmarked(compiled) if settings.get("cudnn_benchmark") else compiled
 
 
+def call_as_loaded(compiled, inputs, settings):
+    """One call of the decision's compiled model as the loader makes it (DecisionGuard.call, less its freezing
+    check): channels_last's conversion of the inputs, no grad, CUDA graphs' clone of the outputs. The decision
+    gate times this, so that what it measures is what a loaded run costs (measured apart, the conversion
+    made channels_last look 1.107x where the run end to end was 0.872x: bench/results/2026-12-08-*)."""
+    inputs = decision_inputs(inputs, settings)
+    with torch.no_grad():
+        out = compiled(*inputs)
+    return _clone_outputs(out) if uses_cudagraphs(settings) else out
+
+
 class WeightsChangedError(RuntimeError):
     pass
 
@@ -117,7 +128,4 @@ class DecisionGuard:
             raise WeightsChangedError("the run's model was frozen (--decisions kept freezing): its weights were "
                                       "compiled in as constants, and they changed after loading; load the run "
                                       "again (kernelopt.load) to compile the new weights")
-        inputs = decision_inputs(inputs, self.settings)
-        with torch.no_grad():
-            out = compiled(*inputs)
-        return _clone_outputs(out) if self.cudagraphs else out
+        return call_as_loaded(compiled, inputs, self.settings)

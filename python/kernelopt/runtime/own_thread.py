@@ -80,8 +80,7 @@ class OwnThread:
 
 
 class Threaded:
-    """fn, every call of it on a thread of its own (e.g. torch.compile default timed against a cuDNN-autotuned
-    model, so that both pay the same handoff)."""
+    """fn, every call of it on a thread of its own (runtime/decision's CudnnBenchmarked)."""
 
     def __init__(self, fn, name="kernelopt-own-thread"):
         self.fn = fn

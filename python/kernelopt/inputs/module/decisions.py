@@ -15,8 +15,7 @@ import itertools
 import torch
 
 from kernelopt.problem import build_model, flatten, load_problem, make_inputs
-from kernelopt.runtime.decision import compile_model, decision_inputs, uses_cudagraphs
-from kernelopt.runtime.own_thread import Threaded
+from kernelopt.runtime.decision import call_as_loaded, compile_model, decision_inputs, uses_cudagraphs
 from kernelopt.worker.failures import device_failure
 from kernelopt.worker.phases import phase
 
@@ -160,11 +159,9 @@ def op_decide(args):
         result["refused"] = "the model writes its inputs: a CUDA graph would replay on its static copies"
         return result
     release()
+    # the baseline on this thread, as a user runs torch.compile: a decision's own costs (cudnn_benchmark's
+    # handoff to a thread of its own) are in its time, as they are in a loaded run's
     default = torch.compile(copy.deepcopy(model))
-    if settings.get("cudnn_benchmark"):
-        # the decision's calls run on a thread of their own (cuDNN's plans are per thread): the baseline's
-        # too, so that both pay the same handoff in the timing
-        default = Threaded(default, "kernelopt-baseline")
     decided = compile_model(copy.deepcopy(model), settings)
     try:
         with phase("decide.correctness"):
@@ -177,12 +174,14 @@ def op_decide(args):
                 result["checks"] = cudagraph_checks(decided, model, problem, path, seeds, device, settings,
                                                      args["tolerances"])
         inputs = make_inputs(problem, path, seeds[0], device)
-        cand_inputs = decision_inputs(inputs, settings)
+        # the candidate timed as the loader calls it: the inputs as the user has them, converted in each call
+        # (channels_last), outputs cloned (CUDA graphs)
         with torch.no_grad(), phase("decide.timing"):
             result["samples_ms"] = timing.interleaved(
-                {"baseline": lambda: default(*inputs), "candidate": lambda: decided(*cand_inputs)},
+                {"baseline": lambda: default(*inputs),
+                 "candidate": lambda: call_as_loaded(decided, inputs, settings)},
                 trials=args["trials"], warmup=3, on_gpu=str(device).startswith("cuda"))
-        del inputs, cand_inputs
+        del inputs
     finally:
         del default, decided
         with phase("decide.release"):
