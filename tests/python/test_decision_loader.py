@@ -170,6 +170,25 @@ def test_backend_reproduces_cudnn_benchmark_around_the_compiled_graph(tmp_path, 
     assert seen and all(seen) and torch.backends.cudnn.benchmark is False
 
 
+def test_cudnn_benchmark_calls_on_a_thread_of_their_own_unless_the_process_autotunes_already():
+    import threading
+    from kernelopt.runtime.decision import CudnnBenchmarked
+    where = lambda: (threading.get_ident(), torch.backends.cudnn.benchmark)  # noqa: E731
+    here = threading.get_ident()
+    assert torch.backends.cudnn.benchmark is False
+    threaded = CudnnBenchmarked(where)
+    assert not threaded.on_callers_thread
+    ident, flag = threaded()
+    assert ident != here and flag is True  # another thread, the flag on there
+    assert torch.backends.cudnn.benchmark is False
+    torch.backends.cudnn.benchmark = True  # as a user who autotunes sets it, before any convolution
+    try:
+        direct = CudnnBenchmarked(where)
+        assert direct.on_callers_thread and direct() == (here, True)  # no handoff
+    finally:
+        torch.backends.cudnn.benchmark = False
+
+
 def test_own_thread_carries_grad_mode_and_raises_on_the_callers_thread():
     import threading
     from kernelopt.runtime.own_thread import OwnThread, Threaded
