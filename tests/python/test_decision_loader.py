@@ -231,3 +231,27 @@ def test_own_thread_keeps_nothing_of_a_call_after_it_returned():
     gc.collect()
     thread.join(timeout=10)
     assert not thread.is_alive()
+
+
+def test_the_kernel_searchs_ops_on_a_cudnn_autotuned_session_run_on_the_autotuning_thread():
+    # cuDNN's plans are per thread: the modules the kernel search profiles and times must run the decision's
+    # autotuned plans, so those ops run on one thread with the flag on; without the decision, on the caller's
+    import threading
+    from kernelopt.inputs.module import ops as module_ops
+    from kernelopt.runtime.decision import on_autotuning_thread
+    here = threading.get_ident()
+    where = module_ops._as_decided(lambda args: (threading.get_ident(), torch.backends.cudnn.benchmark))
+    ident, flag = where({"compile_settings": {"cudnn_benchmark": True, "mode": "max-autotune-no-cudagraphs"}})
+    assert ident != here and flag is True
+    assert torch.backends.cudnn.benchmark is False  # given back
+    assert where({"compile_settings": {"options": {"freezing": True}}}) == (here, False)
+    assert where({}) == (here, False)
+    # the same thread every time (its plans last the worker), and an op calling another there does not wait on itself
+    assert where({"compile_settings": {"cudnn_benchmark": True}})[0] == ident
+    assert on_autotuning_thread(lambda: on_autotuning_thread(threading.get_ident)) == ident
+    with pytest.raises(ZeroDivisionError):
+        where_raises = module_ops._as_decided(lambda args: 1 / 0)
+        where_raises({"compile_settings": {"cudnn_benchmark": True}})
+    for name in ("capture", "check", "model_check", "profile", "bench"):
+        assert getattr(getattr(module_ops, "op_" + name), "as_decided", False), name
+    assert not getattr(module_ops.op_final_check, "as_decided", False)  # loads the run as a user does

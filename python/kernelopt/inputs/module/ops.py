@@ -5,6 +5,7 @@ Each op is stateless in meaning: everything it needs is in its arguments. The
 captured session (compiled model, recorded arguments) is a cache keyed by those
 arguments, rebuilt by a fresh worker from the same request.
 """
+import functools
 import os
 import shutil
 
@@ -39,6 +40,32 @@ def op_parse(args):
     return parse_module(source)
 
 
+def _as_decided(op):
+    """An op on the captured session, run where the kept decision runs its convolutions: with cudnn_benchmark
+    in the request's compile_settings, on the process's autotuning thread (runtime/decision.on_autotuning_thread:
+    cuDNN's plans are per thread), so that the kernel search profiles, gates and times the modules with the
+    decision's plans. final_check is not one: it loads the run as a user does, and times torch.compile default
+    on the caller's thread."""
+    @functools.wraps(op)
+    def run(args):
+        if (args.get("compile_settings") or {}).get("cudnn_benchmark"):
+            from kernelopt.runtime.decision import on_autotuning_thread
+            return on_autotuning_thread(lambda: _on_device(args, op))
+        return op(args)
+    run.as_decided = True
+    return run
+
+
+def _on_device(args, op):
+    """op(args) with the request's CUDA device current (a thread starts on device 0: the timing's events and
+    synchronizations follow the current device)."""
+    device = str(args.get("device") or "")
+    if device.startswith("cuda"):
+        with _torch().cuda.device(device):
+            return op(args)
+    return op(args)
+
+
 def _session(args):
     from kernelopt.inputs.module.session import get_session
     return get_session(args["problem"], args["device"], args["seeds"], args.get("compile_settings"))
@@ -61,6 +88,7 @@ def op_validate(args):
     return {"problem": path, "problem_hash": file_hash(path)}
 
 
+@_as_decided
 def op_capture(args):
     """Compile the problem, write its output modules and weights into out_dir, return their artifacts and
     the problem's work (min_bytes, flops: problem.problem_work, once per problem, on the run's device)."""
@@ -139,6 +167,7 @@ def _kernel_from_module(path, name):
     return getattr(_load(path), name)
 
 
+@_as_decided
 def op_check(args):
     """Gate 2 evidence: candidate kernel vs the original on the arguments of each launch site, with
     each launch's stale and repeated runs (gate_checks.check_launches, as for a standalone file)."""
@@ -204,6 +233,7 @@ def _program_halves(path, name):
     return kernels
 
 
+@_as_decided
 def op_model_check(args):
     """Gate 3 evidence: stitched module vs baseline, and vs a float64 eager reference where they differ."""
     s = _session(args)
@@ -268,6 +298,7 @@ def launch_reread_bytes(kernel, sites):
     return _storage_bytes(kernel, sites, lambda name: passes.get(name, 1) - 1) if passes else 0
 
 
+@_as_decided
 def op_profile(args):
     """Per-kernel CUDA-event times inside the real call(), bytes each launch touches, chosen configs."""
     from kernelopt.device import kernels as K
@@ -309,6 +340,7 @@ def op_profile(args):
             "bandwidth_gbps": timing.copy_bandwidth_gbps(), "versions": versions()}
 
 
+@_as_decided
 def op_bench(args):
     """Interleaved timing samples: the baseline and each candidate, for one kernel or the whole module."""
     from kernelopt.device import kernels as K
