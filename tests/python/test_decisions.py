@@ -4,6 +4,7 @@ Freezing, combo kernels and coordinate descent run on CPU Inductor; CUDA graphs 
 channels_last on a model without convolutions too, and cuDNN's autotuning (tests/gpu/test_decisions_gpu.py covers
 CUDA graphs and cudnn_benchmark).
 """
+import os
 import textwrap
 
 import pytest
@@ -142,19 +143,9 @@ def test_settings_outside_the_whitelist_are_refused_by_the_protocol(problem):
         decide(problem, "evil", {"mode": "max-autotune", "options": {"dynamic": True}})
 
 
-CONV = textwrap.dedent('''
-    import torch
-    class Model(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-        def forward(self, x):
-            return torch.relu(self.conv(x))
-    def get_inputs():
-        return [torch.randn(2, 3, 8, 8)]
-    def get_init_inputs():
-        return []
-''')
+# a small convolution network, shared with bench/gpu's scripts' tests
+CONV = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu",
+                         "problems_tiny_conv.py")).read()
 
 
 def test_channels_last_on_a_convolution_network_runs_and_matches(tmp_path):
