@@ -5,6 +5,8 @@
 - the decide op's checks see the overwrite and answer right at new input addresses;
 - a model that writes its inputs is refused for CUDA graphs;
 - cuDNN's autotuning (cudnn_benchmark) runs every seed and gives the process its flag back.
+- cuDNN's plans are per thread (the decision's premise), and the kernel search's ops on an autotuned session
+  run on the worker's autotuning thread.
 """
 import json
 import textwrap
@@ -182,3 +184,23 @@ def test_cudnn_plans_are_per_thread_so_the_decision_autotunes_on_a_thread_of_its
     assert first > 3 * max(plain, 1), (plain, first)
     assert second < first
     assert torch.backends.cudnn.benchmark is False
+
+
+def test_the_kernel_search_on_a_cudnn_autotuned_session_runs_on_the_autotuning_thread(tmp_path):
+    # b6f6cd2: after a kept cudnn_benchmark decision the worker's capture/profile/check/bench run on one thread
+    # of its own with the flag on, so that the modules' convolutions run the decision's plans there
+    from kernelopt.inputs.module.session import release_sessions
+    from kernelopt.runtime import decision
+    path = tmp_path / "conv.py"
+    path.write_text(CONV)
+    args = {"problem": str(path), "device": "cuda", "seeds": [0, 1, 2],
+            "compile_settings": {"cudnn_benchmark": True}}
+    try:
+        cap = ops.TABLE["capture"](dict(args, out_dir=str(tmp_path / "run")))
+        assert cap["modules"]
+        assert decision._AUTOTUNING is not None and decision._AUTOTUNING.thread.is_alive()
+        prof = ops.TABLE["profile"](dict(args, module=0, reps=3))
+        assert len(prof["module_samples_ms"]) == 3 and all(ms > 0 for ms in prof["module_samples_ms"])
+        assert torch.backends.cudnn.benchmark is False  # the process's flag, given back after each op
+    finally:
+        release_sessions()
