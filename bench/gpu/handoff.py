@@ -1,13 +1,14 @@
-"""The host time a call costs when it is handed to a thread of its own (the cudnn_benchmark decision's calls,
-runtime/own_thread), on the GPU machine:
+"""The host time a call costs when it is handed to the autotuning thread (the cudnn_benchmark decision's calls,
+runtime/decision.on_autotuning_thread), on the GPU machine:
 
     python3 bench/gpu/handoff.py PROBLEM [--calls 20] [--device cuda]
 
 With the GPU held busy (torch.cuda._sleep) while the host issues a batch of calls, the wall time per call is
-host time alone. Per call, in microseconds: a tiny in-place add and the problem's torch.compile default, each
-called directly, through `Threaded` (what the decision uses: grad mode, inference mode and stream carried) and
-through a bare queue thread (the handoff alone), and the problem's `CudnnBenchmarked` model. Prints one line
-each and writes the figures as JSON on the last line. On a CPU (tests) the timings mean nothing.
+host time alone. Per call, in microseconds: a tiny in-place add called directly, on the autotuning thread (what
+the decision uses: grad mode, inference mode and stream carried, the flag set and restored) and through a bare
+queue thread (the handoff alone); the problem's torch.compile default called directly and through the bare
+thread, and its `CudnnBenchmarked` model (compile_model's, as the decision runs it). Prints one line each and
+writes the figures as JSON on the last line. On a CPU (tests) the timings mean nothing.
 """
 import argparse
 import copy
@@ -25,8 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch  # noqa: E402
 
 from kernelopt.problem import build_model, load_problem, make_inputs  # noqa: E402
-from kernelopt.runtime.decision import compile_model  # noqa: E402
-from kernelopt.runtime.own_thread import Threaded  # noqa: E402
+from kernelopt.runtime.decision import compile_model, on_autotuning_thread  # noqa: E402
 
 
 class BareThread:
@@ -67,7 +67,8 @@ def measure(path, calls=20, device="cuda"):
     on_gpu = device.startswith("cuda")
     x = torch.zeros(1024, device=device)
     add = lambda: x.add_(1)  # noqa: E731
-    row = {"add": {"direct": host_us(add, 200, on_gpu), "threaded": host_us(Threaded(add), 200, on_gpu),
+    row = {"add": {"direct": host_us(add, 200, on_gpu),
+                   "autotuning_thread": host_us(lambda: on_autotuning_thread(add), 200, on_gpu),
                    "bare_thread": host_us(BareThread(add), 200, on_gpu)}}
     problem = load_problem(path)
     model = build_model(problem, path, device)
@@ -76,8 +77,7 @@ def measure(path, calls=20, device="cuda"):
         default = torch.compile(copy.deepcopy(model))
         call = lambda: default(*inputs)  # noqa: E731
         decided = compile_model(copy.deepcopy(model), {"cudnn_benchmark": True})
-        row["model"] = {"direct": host_us(call, calls, on_gpu), "threaded": host_us(Threaded(call), calls, on_gpu),
-                        "bare_thread": host_us(BareThread(call), calls, on_gpu),
+        row["model"] = {"direct": host_us(call, calls, on_gpu), "bare_thread": host_us(BareThread(call), calls, on_gpu),
                         "cudnn_benchmarked": host_us(lambda: decided(*inputs), calls, on_gpu)}
     return row
 

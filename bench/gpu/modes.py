@@ -6,16 +6,16 @@ of the whole-model decisions (`--decisions`) before any search. Run on the GPU m
 
 A mode may add "+channels_last" (e.g. default+channels_last, or channels_last alone: default's) and
 "+cudnn_benchmark": cuDNN's autotuning for that mode's convolutions, in the same process and interleaved with the
-others: as the decision runs it, on a thread of its own with the flag on around each call (PyTorch keeps its
-cuDNN plans per thread, found by a convolution's first call), and then every mode (eager too) runs on a thread
-of its own. --cudnn-benchmark instead makes the whole survey one with the flag on in every process
-(bench/modes_compare.py compares two such surveys).
+others: as the decision runs it, on the process's autotuning thread with the flag on (PyTorch keeps its cuDNN
+plans per thread, found by a convolution's first call), the other modes on this thread as a user runs them.
+--cudnn-benchmark instead makes the whole survey one with the flag on in every process (bench/modes_compare.py
+compares two such surveys).
 
 Per problem (each in a process of its own, under --problem-timeout): eager and every mode compiled
 (kernelopt.runtime.decision.compile_model, as the `decide` op compiles) and called as the loader calls it
 (call_as_loaded: channels_last converts the inputs in each call, CUDA graphs' outputs are cloned; before
-2026-12-08 channels_last's conversion was left out of its time), each mode's first call timed as its compile, then all of them timed interleaved on seed 0's inputs (device/timing.interleaved: CUDA events, L2
-flushed). Writes OUT/modes.json (per problem: ms per mode, compile seconds, speedup over default) and prints
+2026-12-08 channels_last's conversion was left out of its time), each mode's first call timed as its compile,
+then all of them timed interleaved on seed 0's inputs (device/timing.interleaved: CUDA events, L2 flushed). Writes OUT/modes.json (per problem: ms per mode, compile seconds, speedup over default) and prints
 one line per problem. Stops starting problems after --deadline-s; the problems left are listed. Not a gate:
 no output is checked (the `decide` op does that); a mode that raised is recorded with its error.
 """
@@ -75,7 +75,7 @@ def run_one(path, modes, trials, device="cuda", cudnn_benchmark=False):
     inputs = make_inputs(problem, path, 0, device)
     on_gpu = device.startswith("cuda")
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
-    # a mode with cudnn_benchmark runs on a thread of its own (compile_model's CudnnBenchmarked), the others on
+    # a mode with cudnn_benchmark runs on the autotuning thread (compile_model's CudnnBenchmarked), the others on
     # this one, as a user runs them: the handoff to that thread is the decision's cost
     threaded = [m for m in modes if "cudnn_benchmark" in m.split("+")]
     fns, row = {"eager": lambda: model(*inputs)}, {"modes": {}, "threads": threaded}

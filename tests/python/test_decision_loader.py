@@ -191,7 +191,7 @@ def test_cudnn_benchmark_calls_on_a_thread_of_their_own_unless_the_process_autot
 
 def test_own_thread_carries_grad_mode_and_raises_on_the_callers_thread():
     import threading
-    from kernelopt.runtime.own_thread import OwnThread, Threaded
+    from kernelopt.runtime.own_thread import OwnThread
     runner = OwnThread()
     here = threading.get_ident()
     assert runner.call(threading.get_ident) != here
@@ -203,8 +203,6 @@ def test_own_thread_carries_grad_mode_and_raises_on_the_callers_thread():
     with pytest.raises(ZeroDivisionError):
         runner.call(lambda: 1 / 0)
     assert runner.call(lambda: 7) == 7  # still serving after a raise
-    doubled = Threaded(lambda v: 2 * v)
-    assert doubled(21) == 42
     thread = runner.thread
     del runner
     import gc
@@ -213,24 +211,18 @@ def test_own_thread_carries_grad_mode_and_raises_on_the_callers_thread():
     assert not thread.is_alive()  # collected: its thread ended
 
 
-def test_own_thread_keeps_nothing_of_a_call_after_it_returned():
-    # the decide op drops its compiled models after each decision: the thread must not hold the last call's
-    # arguments (inputs, a model) until a next call that never comes
+def test_the_autotuning_thread_keeps_nothing_of_a_call_after_it_returned():
+    # the thread lasts the process, and the decide op drops its compiled models after each decision: it must
+    # not hold the last call's arguments (inputs, a model) until a next call that never comes
     import gc
     import weakref
-    from kernelopt.runtime.own_thread import Threaded
+    from kernelopt.runtime.decision import on_autotuning_thread
     big = torch.zeros(1024)
     seen = weakref.ref(big)
-    run = Threaded(lambda t: float(t.sum()))
-    assert run(big) == 0.0
-    thread = run._thread.thread
+    assert on_autotuning_thread(lambda t=big: float(t.sum())) == 0.0
     del big
     gc.collect()
     assert seen() is None
-    del run
-    gc.collect()
-    thread.join(timeout=10)
-    assert not thread.is_alive()
 
 
 def test_the_kernel_searchs_ops_on_a_cudnn_autotuned_session_run_on_the_autotuning_thread():

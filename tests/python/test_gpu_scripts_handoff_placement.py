@@ -20,8 +20,8 @@ def run(script, *args):
 def test_handoff_times_each_way_of_calling():
     record, out = run("handoff.py", CONV, "--calls", "3")
     figures = record["host_us_per_call"]
-    assert set(figures["add"]) == {"direct", "threaded", "bare_thread"}
-    assert set(figures["model"]) == {"direct", "threaded", "bare_thread", "cudnn_benchmarked"}
+    assert set(figures["add"]) == {"direct", "autotuning_thread", "bare_thread"}
+    assert set(figures["model"]) == {"direct", "bare_thread", "cudnn_benchmarked"}
     assert all(v > 0 for row in figures.values() for v in row.values())
     assert out.startswith("add: direct")
 

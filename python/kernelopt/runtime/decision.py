@@ -9,13 +9,14 @@
   tensor's identity, address and version counter, which every in-place write bumps) and refuses a call
   after they changed, with the fix in the message (load the run again).
 - channels_last: the model and 4-D inputs in channels_last memory format, as the decision was measured.
-- cudnn_benchmark: every call on a thread of its own (cuDNN keeps its plans per thread) with
+- cudnn_benchmark: every call on the process's autotuning thread (cuDNN keeps its plans per thread) with
   `torch.backends.cudnn.benchmark` on around it (restored after it): cuDNN times its algorithms for each
   convolution shape at the first call there and keeps the fastest. The vendor calls are the same; which
   algorithm runs is cuDNN's choice in each process, so a loaded run may pick another one than the run measured
   (each within the gates' tolerances there). The handoff to the thread costs host time each
   call, in the decision's timing and the end-to-end one.
 """
+import contextlib
 import copy
 import threading
 
@@ -39,61 +40,58 @@ def decision_inputs(inputs, settings):
 
 
 class CudnnBenchmarked:
-    """A compiled model whose calls all run on a thread of its own (runtime/own_thread: cuDNN's plans are per
-    thread), with cuDNN's autotuning on around each of them: each convolution shape's first call there times
-    cuDNN's algorithms and keeps the fastest, whatever ran in the caller's thread before. The flag is the
-    process's: it is restored after each call (another thread's convolution running its first call at the same
-    time would see it on).
+    """A compiled model whose calls all run on the process's autotuning thread (on_autotuning_thread): each
+    convolution shape's first call there times cuDNN's algorithms and keeps the fastest, whatever ran in the
+    caller's thread before.
 
     A process that has the flag on already when this is made (a user who autotunes sets it before the first
     convolution) runs its calls on the caller's thread: its plans are autotuned there, and the handoff (host
-    time every call: level3/12's host time went from 0.14 to 0.49 ms a call on an H100 host) is saved. Plans that thread found before the flag was set stay
-    heuristics' (slower, not wrong)."""
+    time every call: level3/12's host time went from 0.14 to 0.49 ms a call on an H100 host) is saved. Plans
+    that thread found before the flag was set stay heuristics' (slower, not wrong)."""
 
     def __init__(self, compiled):
-        from kernelopt.runtime.own_thread import Threaded
         self.compiled = compiled
         self.on_callers_thread = bool(torch.backends.cudnn.benchmark)
-        self._threaded = None if self.on_callers_thread else Threaded(self._autotuned, "kernelopt-cudnn-benchmark")
-
-    def _autotuned(self, *args, **kwargs):
-        before = torch.backends.cudnn.benchmark
-        torch.backends.cudnn.benchmark = True
-        try:
-            return self.compiled(*args, **kwargs)
-        finally:
-            torch.backends.cudnn.benchmark = before
 
     def __call__(self, *args, **kwargs):
         if self.on_callers_thread:
             return self.compiled(*args, **kwargs)
-        return self._threaded(*args, **kwargs)
+        return on_autotuning_thread(lambda: self.compiled(*args, **kwargs))
 
 
-_AUTOTUNING = None  # the process's one thread for ops on a cuDNN-autotuned session (on_autotuning_thread)
+_AUTOTUNING = None  # the process's one thread with cuDNN's autotuning on (on_autotuning_thread)
+
+
+@contextlib.contextmanager
+def _cudnn_autotuning():
+    """torch.backends.cudnn.benchmark on, and as it was after (the flag is the process's: another thread's
+    convolution running its first call meanwhile would see it on)."""
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.benchmark = before
 
 
 def on_autotuning_thread(fn):
-    """fn() on one thread of the process's own, with torch.backends.cudnn.benchmark on around it (restored
-    after): cuDNN's plans are per thread, so every convolution there runs an autotuned plan, found at its first
-    call there. The worker runs the kernel search's ops on a session whose kept decision is cudnn_benchmark
-    here (inputs/module/ops.py), so that the modules it profiles and times run the convolutions the decision
-    runs (on the caller's thread they ran heuristics' plans: level3/12's module measured 3.23 ms where the
-    decided model's GPU time was 1.56 ms, diluting every kernel's share and model-level gain)."""
+    """fn() on the process's one autotuning thread (runtime/own_thread: the caller's grad mode, inference mode
+    and CUDA stream go with it), with cuDNN's autotuning on around it: cuDNN's plans are per thread, found at a
+    convolution shape's first call there, so every convolution there runs an autotuned plan. The decision's
+    calls run here (CudnnBenchmarked), and so do the kernel search's ops on a session whose kept decision it
+    is (inputs/module/ops.py), so that the modules it profiles and times run the decision's plans (on the
+    caller's thread they ran heuristics': level3/12's module measured 3.23 ms where the decided model's GPU
+    time was 1.56 ms, diluting every kernel's share and model-level gain)."""
     global _AUTOTUNING
     from kernelopt.runtime.own_thread import OwnThread
     if _AUTOTUNING is None:
         _AUTOTUNING = OwnThread("kernelopt-cudnn-autotuning")
     if threading.current_thread() is _AUTOTUNING.thread:
-        return fn()  # already there (an op calling another): handing it over would wait on itself
+        return fn()  # already there (an op calling the decided model): handing it over would wait on itself
 
     def autotuned():
-        before = torch.backends.cudnn.benchmark
-        torch.backends.cudnn.benchmark = True
-        try:
+        with _cudnn_autotuning():
             return fn()
-        finally:
-            torch.backends.cudnn.benchmark = before
     return _AUTOTUNING.call(autotuned)
 
 

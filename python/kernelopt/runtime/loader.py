@@ -104,7 +104,7 @@ class LoadedRun:
         torch._dynamo.reset()
         self.compiled = torch.compile(self._guard.model,
                                       backend=backend(self.mapping, self._hits, decision_config(self.settings)))
-        if self._guard.cudnn_benchmark:  # wrapped once: its thread (and cuDNN's plans there) lasts the run
+        if self._guard.cudnn_benchmark:  # its calls on the autotuning thread, where cuDNN's plans are autotuned
             from kernelopt.runtime.decision import CudnnBenchmarked
             self.compiled = CudnnBenchmarked(self.compiled)
         self._grad_enabled, self._no_grad = torch.is_grad_enabled, torch.no_grad

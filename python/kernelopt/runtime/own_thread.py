@@ -78,13 +78,3 @@ class OwnThread:
             raise value
         return value
 
-
-class Threaded:
-    """fn, every call of it on a thread of its own (runtime/decision's CudnnBenchmarked)."""
-
-    def __init__(self, fn, name="kernelopt-own-thread"):
-        self.fn = fn
-        self._thread = OwnThread(name)
-
-    def __call__(self, *args, **kwargs):
-        return self._thread.call(lambda: self.fn(*args, **kwargs))

@@ -50,20 +50,10 @@ def _as_decided(op):
     def run(args):
         if (args.get("compile_settings") or {}).get("cudnn_benchmark"):
             from kernelopt.runtime.decision import on_autotuning_thread
-            return on_autotuning_thread(lambda: _on_device(args, op))
+            return on_autotuning_thread(lambda: op(args))
         return op(args)
     run.as_decided = True
     return run
-
-
-def _on_device(args, op):
-    """op(args) with the request's CUDA device current (a thread starts on device 0: the timing's events and
-    synchronizations follow the current device)."""
-    device = str(args.get("device") or "")
-    if device.startswith("cuda"):
-        with _torch().cuda.device(device):
-            return op(args)
-    return op(args)
 
 
 def _session(args):
